@@ -1,0 +1,44 @@
+"""The ``pytest-evals`` console command: one sub-command per module that offers one.
+
+Each module listed in :data:`COMMANDS` has ``register(subparsers)`` adding its parser
+with ``set_defaults(func=...)``; ``func(args)`` returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS: tuple[str, ...] = (
+    "pytest_evals.redteam.cli",
+    "pytest_evals.tasks.halueval_cli",
+    "pytest_evals.compare",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pytest-evals", description="pytest_evals utilities")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    return int(func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Collection: suite files become pytest files, their cases become items.
+
+A suite whose configuration is broken becomes one erroring item rather than a
+collection error, so the other suites still run (pytest stops the whole session on
+collection errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_evals.errors import EvalsError
+from pytest_evals.results import CaseResult
+from pytest_evals.suite import Suite, load_suite
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.base import CaseRef, Task
+
+HARPIA_SUFFIX = ".harpia.json"
+
+
+def implicit_raw(path: Path) -> dict[str, Any] | None:
+    """Files that are a suite by their name alone (HarpIA input files)."""
+    if path.name.endswith(HARPIA_SUFFIX):
+        return {"task": "harpia", "input_path": path.name, "name": path.name[: -len(HARPIA_SUFFIX)]}
+    return None
+
+
+def open_suite(config: pytest.Config, path: Path, nodeid: str) -> tuple[Suite, Task[Any]]:
+    from pytest_evals.session import get_state
+    from pytest_evals.tasks import get_task_class
+
+    state = get_state(config)
+    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path))
+    task = get_task_class(suite.config.task)(suite)
+    return suite, task
+
+
+class CaseFailure(Exception):
+    """The case was evaluated and missed its expectation (a FAIL)."""
+
+
+class CaseError(Exception):
+    """The case could not be evaluated (an ERROR)."""
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            _suite, task = open_suite(self.config, self.path, self.nodeid)
+            for index, ref in enumerate(task.case_refs()):
+                yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
+        except EvalsError as exc:
+            yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))
+
+
+class SuiteErrorItem(pytest.Item):
+    """Stands for a suite (or input file) that could not be read at all."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def setup(self) -> None:
+        raise CaseError(self.message)
+
+    def runtest(self) -> None:  # pragma: no cover - setup always raises
+        pass
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, "suite configuration"
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, ref: CaseRef, task: Task[Any], index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ref = ref
+        self.task = task
+        self.index = index
+        self.evals_result: CaseResult | None = None
+
+    def setup(self) -> None:
+        from pytest_evals.session import get_state
+
+        result = get_state(self.config).result_for(self)
+        self.evals_result = result
+        self.user_properties.append(("evals.status", result.status))
+        for name, value in result.scores.items():
+            self.user_properties.append((f"evals.score.{name}", value))
+        if result.status == "skipped":
+            pytest.skip(result.message or "skipped")
+        if result.status == "error":
+            raise CaseError(result.message or "error")
+
+    def runtest(self) -> None:
+        assert self.evals_result is not None
+        if self.evals_result.status == "failed":
+            raise CaseFailure(self.evals_result.message or "case failed")
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.ref.line - 1 if self.ref.line else None
+        return self.path, line, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
+
+
+def format_failure(item: pytest.Item, exc: BaseException) -> str:
+    """The text a reviewer sees for a failed or erroring case."""
+    if isinstance(item, SuiteErrorItem):
+        return f"suite could not be loaded:\n{exc}"
+    assert isinstance(item, CaseItem)
+    result = item.evals_result
+    lines = [f"case {item.ref.case_id} ({item.ref.source})"]
+    if result is not None and result.status == "error":
+        lines.append(f"ERROR [{result.error_kind}]: {result.message}")
+        raw = result.details.get("raw_reply")
+        if raw:
+            lines.append(f"raw reply: {str(raw)[:2000]}")
+        tb = result.details.get("traceback")
+        if tb:
+            lines.append(tb.rstrip())
+    else:
+        lines.append(str(exc))
+    return "\n".join(lines)

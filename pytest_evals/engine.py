@@ -1,0 +1,78 @@
+"""One asyncio event loop on a background thread, shared by the whole session.
+
+pytest runs items one after another on the main thread. Evaluations that call models
+must not: the prefetcher starts each item's evaluation coroutine on this loop ahead of
+time, and the item only waits for its own future. Synchronous callers (fixtures in
+users' tests) use :meth:`Engine.run` to borrow the same loop, so connection pools,
+the concurrency limit and in-flight de-duplication are shared by everybody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Engine:
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def _serve() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                thread = threading.Thread(target=_serve, name="pytest-evals-engine", daemon=True)
+                thread.start()
+                ready.wait()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def in_loop_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the engine loop and wait for it (from any other thread)."""
+        if self.in_loop_thread():
+            coro.close()
+            raise RuntimeError("Engine.run() called from the engine loop; await instead")
+        return self.submit(coro).result(timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+
+        async def _drain() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await loop.shutdown_asyncgens()
+
+        try:
+            asyncio.run_coroutine_threadsafe(_drain(), loop).result(10)
+        except Exception:  # pragma: no cover - best effort at interpreter shutdown
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

@@ -1,0 +1,195 @@
+"""HaluEval metrics: confusion counts, accuracy/precision/recall/F1 and trivial baselines.
+
+Hallucination is the positive class: "Yes" on a hallucinated output is a true
+positive. A verdict-less reply (strict parsing) is wrong whatever the truth, so it is
+counted as the opposite of the truth (a false negative on a hallucinated output, a
+false positive on a faithful one); that keeps accuracy = (TP + TN) / n.
+
+The baselines are computed on the same items so a reader can judge a score:
+always-Yes, always-No, and the length rule (a pair's longer output is called
+hallucinated; for general items, a response longer than the median response of the
+general items in the run). The length rule exploits a known artefact of the data: in
+QA the hallucinated answer is the longer one in about 97% of pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_evals import stats
+from pytest_evals.aggregate import Metric, MetricTree, count, proportion
+from pytest_evals.halueval.items import TASK_TYPES
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What aggregation needs of one judged item (from ``CaseResult.data``)."""
+
+    task_type: str
+    expected: str  # "yes" = hallucinated output shown / general label yes
+    predicted: str | None
+    unparseable: bool = False
+    ambiguous: bool = False
+    shown_len: int = 0
+    other_len: int | None = None  # the other output of a pair; None for general
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Outcome:
+        return cls(
+            task_type=str(data["task_type"]),
+            expected=str(data["expected"]),
+            predicted=data.get("predicted"),
+            unparseable=bool(data.get("unparseable", False)),
+            ambiguous=bool(data.get("ambiguous", False)),
+            shown_len=int(data.get("shown_len", 0)),
+            other_len=data.get("other_len"),
+        )
+
+
+@dataclass
+class Confusion:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    def add(self, expected: str, predicted: str | None) -> None:
+        if expected == "yes":
+            if predicted == "yes":
+                self.tp += 1
+            else:
+                self.fn += 1
+        elif predicted == "no":
+            self.tn += 1
+        else:
+            self.fp += 1
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    def counts(self) -> list[int]:
+        return [self.tp, self.fp, self.fn, self.tn]
+
+
+def f1_of(counts: Sequence[int]) -> float | None:
+    tp, fp, fn = counts[0], counts[1], counts[2]
+    denom = 2 * tp + fp + fn
+    return None if denom == 0 else 2 * tp / denom
+
+
+def f1_metric(c: Confusion, with_ci: bool = True) -> Metric:
+    value = f1_of(c.counts())
+    if value is None:
+        return Metric(None, None, c.n, "0/0: no hallucinated outputs shown and none predicted")
+    ci = stats.bootstrap_counts(c.counts(), f1_of) if with_ci else None
+    return Metric(value, ci, c.n)
+
+
+def confusion_metrics(c: Confusion, *, with_f1_ci: bool = True) -> MetricTree:
+    return {
+        "accuracy": proportion(c.tp + c.tn, c.n, "no judged items"),
+        "precision": proportion(c.tp, c.tp + c.fp, "no output was called hallucinated"),
+        "recall": proportion(c.tp, c.tp + c.fn, "no hallucinated output was shown"),
+        "f1": f1_metric(c, with_f1_ci),
+        "yes_rate": proportion(c.tp + c.fp, c.n, "no judged items"),
+    }
+
+
+def group_tree(outcomes: Sequence[Outcome]) -> MetricTree:
+    c = Confusion()
+    for o in outcomes:
+        c.add(o.expected, o.predicted)
+    tree = confusion_metrics(c)
+    tree["n"] = count(c.n)
+    tree["confusion"] = {"tp": count(c.tp), "fp": count(c.fp), "fn": count(c.fn), "tn": count(c.tn)}
+    tree["unparseable"] = count(sum(o.unparseable for o in outcomes))
+    tree["ambiguous"] = count(sum(o.ambiguous for o in outcomes))
+    return tree
+
+
+def _median(values: Sequence[int]) -> float | None:
+    return stats.median([float(v) for v in values])
+
+
+def length_rule(outcomes: Sequence[Outcome]) -> Callable[[Outcome], str]:
+    general = [o.shown_len for o in outcomes if o.other_len is None]
+    cut = _median(general)
+
+    def predict(o: Outcome) -> str:
+        if o.other_len is not None:
+            return "yes" if o.shown_len > o.other_len else "no"
+        return "yes" if cut is not None and o.shown_len > cut else "no"
+
+    return predict
+
+
+def baseline_rules(outcomes: Sequence[Outcome]) -> dict[str, Callable[[Outcome], str]]:
+    return {
+        "always_yes": lambda o: "yes",
+        "always_no": lambda o: "no",
+        "longer_is_hallucinated": length_rule(outcomes),
+    }
+
+
+def baseline_tree(outcomes: Sequence[Outcome], tasks: Iterable[str]) -> MetricTree:
+    """Accuracy (Wilson CI) and F1 (no CI, to keep aggregation cheap) of each rule."""
+    out: MetricTree = {}
+    for name, rule in baseline_rules(outcomes).items():
+        node: MetricTree = {}
+        groups: list[tuple[str, Sequence[Outcome]]] = [("overall", outcomes)]
+        groups += [(t, [o for o in outcomes if o.task_type == t]) for t in tasks]
+        for group, members in groups:
+            c = Confusion()
+            for o in members:
+                c.add(o.expected, rule(o))
+            node[group] = {
+                "accuracy": proportion(c.tp + c.tn, c.n, "no judged items"),
+                "f1": f1_metric(c, with_ci=False),
+            }
+        out[name] = node
+    return out
+
+
+def present_tasks(outcomes: Iterable[Outcome]) -> list[str]:
+    seen = {o.task_type for o in outcomes}
+    return [t for t in TASK_TYPES if t in seen]
+
+
+def aggregate(outcomes: Sequence[Outcome]) -> tuple[MetricTree, dict[str, Any]]:
+    """``{"overall": ..., "<task>": ..., "baselines": ...}`` and report tables."""
+    tasks = present_tasks(outcomes)
+    tree: MetricTree = {"overall": group_tree(outcomes)}
+    for t in tasks:
+        tree[t] = group_tree([o for o in outcomes if o.task_type == t])
+    tree["baselines"] = baseline_tree(outcomes, tasks)
+    return tree, tables(tree, tasks)
+
+
+def _value(tree: Any, *path: str) -> Any:
+    node = tree
+    for p in path:
+        node = node[p]
+    return node.value if isinstance(node, Metric) else None
+
+
+def tables(tree: MetricTree, tasks: Sequence[str]) -> dict[str, Any]:
+    """Rows for the report: one confusion row per task, one baseline row per task."""
+    groups = ["overall", *tasks]
+    confusion = []
+    for g in groups:
+        row: dict[str, Any] = {"task": g}
+        for key in ("n", "accuracy", "precision", "recall", "f1", "unparseable"):
+            row[key] = _value(tree, g, key)
+        for key in ("tp", "fp", "fn", "tn"):
+            row[key] = _value(tree, g, "confusion", key)
+        confusion.append(row)
+    baselines = []
+    for g in groups:
+        row = {"task": g, "judge": _value(tree, g, "accuracy")}
+        for name in ("always_yes", "always_no", "longer_is_hallucinated"):
+            row[name] = _value(tree, "baselines", name, g, "accuracy")
+        baselines.append(row)
+    return {"halueval_confusion": confusion, "halueval_accuracy_vs_baselines": baselines}

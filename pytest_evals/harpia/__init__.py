@@ -1,0 +1,1 @@
+"""HarpIA Lab input, output and log files."""

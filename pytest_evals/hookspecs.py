@@ -1,0 +1,18 @@
+"""Hooks pytest_evals offers to conftest files and other plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_evals_make_target(config: pytest.Config, suite: Any, spec: Any) -> Any:
+    """Return an object with ``async run(case: dict)`` to act as the suite's target
+    (the system under test of ``generate: true``), or None to use ``spec`` as written."""
+
+
+def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None:
+    """Called on the controller with the run summary (the ``--evals-json`` document)
+    before it is printed and written; plugins may add sections (e.g. ``summary["llm"]``)."""

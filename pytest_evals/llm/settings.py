@@ -1,0 +1,177 @@
+"""The LLM layer's configuration, resolved once from options, ini keys and environment.
+
+Precedence: command line > ini (``evals_*`` keys) > environment (``OPENAI_BASE_URL``,
+the API key variable) > defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table
+from pytest_evals.llm.secret import Secret
+
+if TYPE_CHECKING:
+    import pytest
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+#: Lets a test suite (or CI) move every cache away from the user's home in one place.
+CACHE_DIR_ENV = "PYTEST_EVALS_CACHE_DIR"
+
+Transport = Literal["openai", "aiohttp"]
+TRANSPORTS: tuple[str, ...] = ("openai", "aiohttp")
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "pytest_evals"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str = DEFAULT_MODEL
+    #: The configured endpoint (None: OpenAI's, if a key is set; otherwise offline).
+    configured_base_url: str | None = None
+    api_key: Secret | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    max_retries: int = 6
+    max_tokens: int | None = None
+    temperature: float | None = 0.0
+    seed: int | None = None
+    concurrency: int = 32
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    cache: bool = True
+    refresh: bool = False
+    dry_run: bool = False
+    force_offline: bool = False
+    transport: Transport = "openai"
+    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    #: Identifies one pytest run (shared by its xdist workers): with --evals-refresh an
+    #: answer written during this run counts as fresh, so workers do not re-ask it.
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"--evals-transport {self.transport!r}: choose one of {', '.join(TRANSPORTS)}")
+        if self.concurrency < 1:
+            raise ValueError(f"--evals-concurrency must be at least 1, got {self.concurrency}")
+        if self.timeout <= 0:
+            raise ValueError(f"--evals-timeout must be positive, got {self.timeout}")
+        if self.max_retries < 0:
+            raise ValueError(f"--evals-max-retries cannot be negative, got {self.max_retries}")
+
+    @property
+    def base_url(self) -> str:
+        return (self.configured_base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def offline(self) -> bool:
+        """No endpoint configured (or forced): judges use the embedded local model."""
+        return self.force_offline or (not self.configured_base_url and not self.api_key)
+
+    def public(self) -> dict[str, Any]:
+        """What reports may show (never the key)."""
+        return {
+            "model": self.model,
+            "base_url": None if self.offline else self.base_url,
+            "api_key_env": self.api_key_env,
+            "api_key_set": bool(self.api_key),
+            "transport": self.transport,
+            "concurrency": self.concurrency,
+            "cache": self.cache,
+            "cache_dir": str(self.cache_dir),
+            "refresh": self.refresh,
+            "dry_run": self.dry_run,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+
+def _pick(config: pytest.Config, dest: str, ini: str | None) -> Any:
+    value = config.getoption(dest, None)
+    if value is not None:
+        return value
+    if ini is not None:
+        try:
+            ini_value = config.getini(ini)
+        except (ValueError, KeyError):
+            return None
+        if ini_value not in ("", None, []):
+            return ini_value
+    return None
+
+
+def _optional_number(text: Any, kind: type[int] | type[float], name: str) -> Any:
+    if text is None or isinstance(text, (int, float)):
+        return text
+    if str(text).strip().lower() in ("", "none", "null", "default"):
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{name}: expected a number or 'none', got {text!r}") from None
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def settings_from_config(config: pytest.Config) -> LLMSettings:
+    """Resolve the settings of this process; raises ValueError naming a bad option."""
+
+    def pick(name: str, ini: bool = True) -> Any:
+        return _pick(config, f"evals_{name}", f"evals_{name}" if ini else None)
+
+    def number(name: str, kind: type[int] | type[float], default: Any) -> Any:
+        value = _optional_number(pick(name), kind, "--evals-" + name.replace("_", "-"))
+        return default if value is None else value
+
+    key_env = pick("api_key_env") or "OPENAI_API_KEY"
+    key = os.environ.get(key_env) or ""
+    base_url = pick("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+    temperature = pick("temperature")
+    cache_dir = pick("cache_dir")
+    cache = pick("cache")
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    extra: dict[str, Any] = {"run_id": str(run_id)} if run_id else {}
+    return LLMSettings(
+        model=pick("model") or DEFAULT_MODEL,
+        configured_base_url=base_url,
+        api_key=Secret(key) if key else None,
+        api_key_env=key_env,
+        timeout=number("timeout", float, 60.0),
+        max_retries=number("max_retries", int, 6),
+        max_tokens=number("max_tokens", int, None),
+        temperature=0.0 if temperature is None else _optional_number(temperature, float, "--evals-temperature"),
+        seed=number("model_seed", int, None),
+        concurrency=number("concurrency", int, 32),
+        cache_dir=Path(str(cache_dir)).expanduser() if cache_dir else default_cache_dir(),
+        cache=True if cache is None else _bool(cache),
+        refresh=_bool(pick("refresh", ini=False) or False),
+        dry_run=_bool(pick("dry_run", ini=False) or False),
+        force_offline=_bool(pick("offline") or False),
+        transport=pick("transport") or "openai",
+        prices=build_price_table([*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]),
+        **extra,
+    )
+
+
+def _ini_lines(config: pytest.Config, name: str) -> list[str]:
+    try:
+        value = config.getini(name)
+    except (ValueError, KeyError):
+        return []
+    return [str(v) for v in value or [] if str(v).strip()]

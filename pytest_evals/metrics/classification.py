@@ -1,0 +1,124 @@
+"""Classification metrics with intervals: binary counts, multiclass confusion matrices.
+
+Proportions (accuracy, precision, recall) get Wilson intervals; F-scores, which are not
+proportions, get a percentile bootstrap over the confusion counts. A 0/0 is undefined
+with the reason spelled out, never a zero or a one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_evals import stats
+from pytest_evals.aggregate import Metric, MetricTree, count, proportion
+
+
+def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float | None:
+    """F-beta from counts; None when precision or recall is 0/0, 0.0 when tp is 0."""
+    if tp + fp == 0 or tp + fn == 0:
+        return None
+    b2 = beta * beta
+    denom = (1 + b2) * tp + b2 * fn + fp
+    return (1 + b2) * tp / denom if denom else None
+
+
+def _f_metric(tp: int, fp: int, fn: int, tn: int, beta: float) -> Metric:
+    value = f_beta(tp, fp, fn, beta)
+    if value is None:
+        why = "no predicted positives" if tp + fp == 0 else "no actual positives"
+        return Metric(None, None, tp + fp + fn, f"0/0: {why}")
+    ci = stats.bootstrap_counts([tp, fp, fn, tn], lambda c: f_beta(c[0], c[1], c[2], beta))
+    return Metric(value, ci, tp + fp + fn)
+
+
+def binary_metrics(pairs: Sequence[tuple[bool, bool]]) -> MetricTree:
+    """(expected, actual) pairs -> accuracy, precision, recall, F1, F2 and the counts."""
+    tp = sum(1 for e, a in pairs if e and a)
+    tn = sum(1 for e, a in pairs if not e and not a)
+    fp = sum(1 for e, a in pairs if not e and a)
+    fn = sum(1 for e, a in pairs if e and not a)
+    return {
+        "accuracy": proportion(tp + tn, len(pairs), "no cases"),
+        "precision": proportion(tp, tp + fp, "no predicted positives"),
+        "recall": proportion(tp, tp + fn, "no actual positives"),
+        "f1": _f_metric(tp, fp, fn, tn, 1.0),
+        "f2": _f_metric(tp, fp, fn, tn, 2.0),
+        "tp": count(tp),
+        "tn": count(tn),
+        "fp": count(fp),
+        "fn": count(fn),
+    }
+
+
+def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[int]]]:
+    labels = sorted({e for e, _ in pairs} | {a for _, a in pairs})
+    pos = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for e, a in pairs:
+        matrix[pos[e]][pos[a]] += 1
+    return labels, matrix
+
+
+def _per_class(matrix: list[list[int]], k: int) -> tuple[float | None, float | None, float | None, int]:
+    tp = matrix[k][k]
+    predicted = sum(row[k] for row in matrix)
+    actual = sum(matrix[k])
+    p = tp / predicted if predicted else None
+    r = tp / actual if actual else None
+    f = f_beta(tp, predicted - tp, actual - tp)
+    return p, r, f, actual
+
+
+def _averages(matrix: list[list[int]]) -> dict[str, float | None]:
+    n = len(matrix)
+    total = sum(sum(row) for row in matrix)
+    per = [_per_class(matrix, k) for k in range(n)]
+    out: dict[str, float | None] = {}
+    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2)):
+        values = [c[idx] for c in per]
+        # Macro averages over classes where the value is defined (sklearn's zero_division
+        # would silently count undefined classes as 0; we leave them out and say so).
+        defined = [v for v in values if v is not None]
+        out[f"macro_{name}"] = sum(defined) / len(defined) if defined else None
+        weighted = [(v, c[3]) for v, c in zip(values, per) if v is not None]
+        wsum = sum(w for _, w in weighted)
+        out[f"weighted_{name}"] = sum(v * w for v, w in weighted) / wsum if wsum else None
+    out["accuracy"] = sum(matrix[k][k] for k in range(n)) / total if total else None
+    return out
+
+
+def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, dict[str, Any]]:
+    labels, matrix = confusion_matrix(pairs)
+    n = len(labels)
+    correct = sum(matrix[k][k] for k in range(n))
+    tree: MetricTree = {"accuracy": proportion(correct, len(pairs), "no cases")}
+    point = _averages(matrix)
+    flat = [c for row in matrix for c in row]
+
+    def stat(name: str) -> Any:
+        def compute(cells: Sequence[int]) -> float | None:
+            m = [list(cells[i * n : (i + 1) * n]) for i in range(n)]
+            return _averages(m)[name]
+
+        return compute
+
+    for name in ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1"):
+        value = point[name]
+        if value is None:
+            tree[name] = Metric(None, None, len(pairs), "0/0: no class has a defined value")
+        else:
+            tree[name] = Metric(value, stats.bootstrap_counts(flat, stat(name), resamples=1000), len(pairs))
+    per_class: MetricTree = {}
+    for k, label in enumerate(labels):
+        tp = matrix[k][k]
+        predicted = sum(row[k] for row in matrix)
+        actual = sum(matrix[k])
+        per_class[label] = {
+            "precision": proportion(tp, predicted, f"{label!r} never predicted"),
+            "recall": proportion(tp, actual, f"{label!r} never expected"),
+            "f1": _f_metric(tp, predicted - tp, actual - tp, len(pairs) - predicted - actual + tp, 1.0),
+            "support": count(actual),
+        }
+    tree["per_class"] = per_class
+    return tree, {"confusion_matrix": {"labels": labels, "matrix": matrix, "rows": "expected", "columns": "actual"}}

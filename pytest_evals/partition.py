@@ -1,0 +1,67 @@
+"""Deterministic assignment of evaluation cases to xdist workers.
+
+xdist's default ``load`` scheduling hands each worker a few items at a time, so a
+worker cannot start the model calls of cases it will run later. For suite items we
+send every worker one contiguous block of cases up front, computed by a rule the
+workers can compute too (:func:`owned_block`); each worker then prefetches exactly its
+own cases and no request is made twice. Plain Python tests keep xdist's load balancing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_evals.suite import is_suite_path
+
+_WORKER_NUM = re.compile(r"(\d+)$")
+
+#: File patterns whose items are evaluation cases (suite files collected by the plugin).
+CASE_FILE_PATTERNS: tuple[str, ...] = ("*.eval.yaml", "*.eval.yml", "*.harpia.json")
+
+
+def is_case_nodeid(nodeid: str) -> bool:
+    return is_suite_path(nodeid.split("::", 1)[0], CASE_FILE_PATTERNS)
+
+
+def worker_number(worker_id: str) -> int:
+    m = _WORKER_NUM.search(worker_id)
+    return int(m.group(1)) if m else 0
+
+
+def owned_block(n_cases: int, worker: int, n_workers: int) -> range:
+    """Positions (among case items, in collection order) that ``worker`` runs."""
+    return range(worker * n_cases // n_workers, (worker + 1) * n_cases // n_workers)
+
+
+def make_scheduler_class() -> type[Any]:
+    from xdist.scheduler import LoadScheduling
+
+    class EvalsScheduling(LoadScheduling):  # type: ignore[misc]
+        """LoadScheduling, except that case items go out as one block per worker."""
+
+        def schedule(self) -> None:
+            if self.collection is not None or not self.collection_is_completed:
+                return super().schedule()  # type: ignore[no-any-return]
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return None
+            collection: Sequence[str] = next(iter(self.node2collection.values()))
+            cases = [i for i, nodeid in enumerate(collection) if is_case_nodeid(nodeid)]
+            if not cases:
+                return super().schedule()  # type: ignore[no-any-return]
+            self.collection = list(collection)
+            case_set = set(cases)
+            self.pending[:] = [i for i in range(len(collection)) if i not in case_set]
+            nodes = sorted(self.nodes, key=lambda node: worker_number(node.gateway.id))
+            for k, node in enumerate(nodes):
+                block = [cases[j] for j in owned_block(len(cases), k, len(nodes))]
+                if block:
+                    self.node2pending[node].extend(block)
+                    node.send_runtest_some(block)
+            for node in nodes:
+                self.check_schedule(node)
+            return None
+
+    return EvalsScheduling

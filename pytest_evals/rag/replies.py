@@ -1,0 +1,81 @@
+"""The JSON shapes the judge must reply with, one pydantic model per metric.
+
+A reply that does not fit (a missing list, a verdict other than yes/no/idk, a coherence
+score outside 1-5) is rejected; the judge layer retries and finally raises ``JudgeError``.
+Verdict spelling is forgiven (``"Yes"``, ``" NO "``), the meaning is not.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _normalise_verdict(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+Verdict = Annotated[Literal["yes", "no", "idk"], BeforeValidator(_normalise_verdict)]
+
+
+class _Reply(BaseModel):
+    # Judges add fields of their own ("confidence", "notes"); those do no harm.
+    model_config = ConfigDict(extra="ignore")
+
+
+class StatementVerdict(_Reply):
+    statement: str
+    verdict: Verdict
+    reason: str = ""
+
+
+class RelevanceReply(_Reply):
+    statements: list[StatementVerdict]
+    reason: str = ""
+
+
+class ClaimVerdict(_Reply):
+    claim: str
+    verdict: Verdict
+    reason: str = ""
+
+
+class FaithfulnessReply(_Reply):
+    truths: list[str] = Field(default_factory=list)
+    claims: list[ClaimVerdict]
+    reason: str = ""
+
+
+class NeedVerdict(_Reply):
+    need: str
+    verdict: Verdict
+    reason: str = ""
+
+
+class ContextRelevancyReply(_Reply):
+    needs: list[NeedVerdict]
+    reason: str = ""
+
+
+class CoherenceReply(_Reply):
+    score: int = Field(ge=1, le=5)
+    reason: str = ""
+
+
+class FactsReply(_Reply):
+    tp: list[str] = Field(validation_alias=AliasChoices("TP", "tp"))
+    fp: list[str] = Field(validation_alias=AliasChoices("FP", "fp"))
+    fn: list[str] = Field(validation_alias=AliasChoices("FN", "fn"))
+    reason: str = ""
+
+
+#: metric -> reply model.
+REPLIES: dict[str, type[_Reply]] = {
+    "relevance": RelevanceReply,
+    "faithfulness": FaithfulnessReply,
+    "context_relevancy": ContextRelevancyReply,
+    "coherence": CoherenceReply,
+    "factual_correctness": FactsReply,
+    "factual_recall": FactsReply,
+}

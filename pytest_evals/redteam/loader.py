@@ -1,0 +1,233 @@
+"""Reading runs back: ``data/<runner_dir>/<run_name>/seed_<id>/...``.
+
+A malformed file is reported as a :class:`LoadIssue` naming the file and the field, and
+only that file is skipped: the rest of the seed and the run still load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pytest_evals.redteam.convert import field_path, hash_system_prompt
+from pytest_evals.redteam.schema import (
+    CLUSTER_INFO_FILE,
+    POPULATION_FILE,
+    RUNNER_DIRS,
+    ClusterInfo,
+    SystemPromptStats,
+)
+from pytest_evals.redteam.scoring import attack_adversarial_score, score_stats
+
+SEED_DIR = re.compile(r"^seed_(.+)$")
+
+
+@dataclass
+class LoadIssue:
+    """A file that could not be used, and why."""
+
+    path: Path
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f" field {self.field!r}:" if self.field else ""
+        return f"{self.path}:{where} {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.path), "field": self.field, "message": self.message}
+
+
+@dataclass
+class PromptRecord:
+    """One system prompt file with its scores resolved (stored values win)."""
+
+    hash: str
+    path: Path
+    stats: SystemPromptStats
+    #: One per attack: stored ``aux_info.adversarial_score`` or computed, None for N/A.
+    adversarial_scores: list[float | None]
+    mean_score: float | None
+    stdev_score: float | None
+    #: "file" when mean/stdev came from the file, "computed" otherwise.
+    score_source: str
+
+
+@dataclass
+class SeedData:
+    seed_id: str
+    path: Path
+    prompts: list[PromptRecord] = field(default_factory=list)
+    cluster_info: ClusterInfo | None = None
+    #: step -> {system prompt hash: generation}
+    population_history: dict[str, dict[str, int]] | None = None
+
+
+@dataclass
+class RunData:
+    runner: str
+    name: str
+    path: Path
+    seeds: list[SeedData] = field(default_factory=list)
+    issues: list[LoadIssue] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.runner}/{self.name}"
+
+
+def _natural(text: str) -> tuple[Any, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def _read_json(path: Path) -> Any:
+    """Parse a JSON file; raises LoadIssue-friendly ValueError messages."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def _issue_from_validation(path: Path, exc: ValidationError) -> LoadIssue:
+    errors = exc.errors()
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return LoadIssue(path, field_path(tuple(first["loc"])), f"{first['msg']}{more}")
+
+
+def load_prompt_file(path: Path) -> PromptRecord:
+    """Read one system prompt file; raises :class:`LoadError` carrying the issue."""
+    try:
+        raw = _read_json(path)
+    except (OSError, ValueError) as exc:
+        raise LoadError(LoadIssue(path, None, str(exc))) from None
+    if not isinstance(raw, dict):
+        raise LoadError(LoadIssue(path, None, f"expected a JSON object, got {type(raw).__name__}"))
+    try:
+        stats = SystemPromptStats.model_validate(raw)
+    except ValidationError as exc:
+        raise LoadError(_issue_from_validation(path, exc)) from None
+    scores = [attack_adversarial_score(a) for a in stats.attacks]
+    if stats.mean_score is not None and stats.stdev_score is not None:
+        mean, stdev, source = stats.mean_score, stats.stdev_score, "file"
+    else:
+        computed_mean, computed_std = score_stats(scores)
+        mean = stats.mean_score if stats.mean_score is not None else computed_mean
+        stdev = stats.stdev_score if stats.stdev_score is not None else computed_std
+        source = "computed"
+    return PromptRecord(path.stem, path, stats, scores, mean, stdev, source)
+
+
+class LoadError(Exception):
+    def __init__(self, issue: LoadIssue) -> None:
+        super().__init__(str(issue))
+        self.issue = issue
+
+
+def _load_population(path: Path) -> dict[str, dict[str, int]]:
+    try:
+        raw = _read_json(path)
+    except (OSError, ValueError) as exc:
+        raise LoadError(LoadIssue(path, None, str(exc))) from None
+    if not isinstance(raw, dict):
+        raise LoadError(LoadIssue(path, None, "expected a JSON object mapping step -> {hash: generation}"))
+    out: dict[str, dict[str, int]] = {}
+    for step, members in raw.items():
+        try:
+            int(step)
+        except ValueError:
+            raise LoadError(LoadIssue(path, step, "step keys must be integers")) from None
+        if not isinstance(members, dict):
+            raise LoadError(LoadIssue(path, step, "expected a mapping of hash -> generation"))
+        row: dict[str, int] = {}
+        for key, gen in members.items():
+            if isinstance(gen, bool) or not isinstance(gen, int | float) or gen != int(gen):
+                raise LoadError(LoadIssue(path, f"{step}.{key}", "generation must be an integer"))
+            row[str(key)] = int(gen)
+        out[str(int(step))] = row
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def _load_cluster(path: Path) -> ClusterInfo:
+    try:
+        raw = _read_json(path)
+    except (OSError, ValueError) as exc:
+        raise LoadError(LoadIssue(path, None, str(exc))) from None
+    try:
+        return ClusterInfo.model_validate(raw)
+    except ValidationError as exc:
+        raise LoadError(_issue_from_validation(path, exc)) from None
+
+
+def load_seed_dir(path: Path, issues: list[LoadIssue]) -> SeedData:
+    match = SEED_DIR.match(path.name)
+    seed = SeedData(seed_id=match.group(1) if match else path.name, path=path)
+    for file in sorted(path.glob("*.json"), key=lambda p: p.name):
+        try:
+            if file.name == CLUSTER_INFO_FILE:
+                seed.cluster_info = _load_cluster(file)
+            elif file.name == POPULATION_FILE:
+                seed.population_history = _load_population(file)
+            else:
+                seed.prompts.append(load_prompt_file(file))
+        except LoadError as exc:
+            issues.append(exc.issue)
+    seed.prompts.sort(key=lambda r: (r.stats.meta.step, r.hash))
+    return seed
+
+
+def load_run_dir(path: str | os.PathLike[str], runner: str | None = None) -> RunData:
+    """Load one run directory (its ``seed_*`` subdirectories)."""
+    run_path = Path(path)
+    if not run_path.is_dir():
+        raise FileNotFoundError(f"{run_path}: not a directory")
+    run = RunData(runner=runner or run_path.parent.name, name=run_path.name, path=run_path)
+    seed_dirs = [p for p in run_path.iterdir() if p.is_dir() and SEED_DIR.match(p.name)]
+    for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
+        run.seeds.append(load_seed_dir(seed_path, run.issues))
+    return run
+
+
+def _is_run_dir(path: Path) -> bool:
+    return any(p.is_dir() and SEED_DIR.match(p.name) for p in path.iterdir())
+
+
+def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
+    """(runner, run path) for every run under ``data_dir``.
+
+    ``data_dir`` may be the ``data`` directory (holding evo/, bon_iter/, pair/, one_turn/),
+    one runner directory, or a single run directory.
+    """
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    if _is_run_dir(root):
+        yield root.parent.name, root
+        return
+    runner_dirs = [root / r for r in RUNNER_DIRS if (root / r).is_dir()]
+    if not runner_dirs and root.name in RUNNER_DIRS:
+        runner_dirs = [root]
+    for runner_dir in runner_dirs:
+        for run in sorted((p for p in runner_dir.iterdir() if p.is_dir()), key=lambda p: p.name):
+            if _is_run_dir(run):
+                yield runner_dir.name, run
+
+
+def load_data_dir(data_dir: str | os.PathLike[str]) -> list[RunData]:
+    return [load_run_dir(path, runner) for runner, path in find_runs(data_dir)]
+
+
+def hash_matches(record: PromptRecord) -> bool:
+    """Whether the file name is the md5 of its stripped system prompt (as the seed names files)."""
+    return record.hash == hash_system_prompt(record.stats.system_prompt)

@@ -1,0 +1,112 @@
+"""The run visualization schema (seed 004): one JSON file per system prompt.
+
+``SystemPromptStats`` -> ``Attack`` (a (system, user) pair) -> ``RatedResponse`` ->
+``Rating`` (a rater's raw score plus ``aux_info.normalized_score``). Required and
+optional fields follow the seed. Every model keeps unknown keys (``extra="allow"``),
+so a file read and written back loses nothing a runner put in ``meta`` or ``aux_info``.
+
+Optional scores written by other tools as ``NaN`` mean "not available" and become
+``None``; the one required number, ``raw_score``, must be finite.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: File names inside ``seed_<id>/`` that are not system prompt files.
+CLUSTER_INFO_FILE = "cluster_info.json"
+POPULATION_FILE = "population_history.json"
+
+#: The runner directories the viewer recognises under ``data/``.
+RUNNER_DIRS: tuple[str, ...] = ("evo", "bon_iter", "pair", "one_turn")
+
+
+def _finite_or_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class _Open(BaseModel):
+    # ``model_name`` is a seed field name; pydantic would warn about its "model_" prefix.
+    model_config = ConfigDict(extra="allow", protected_namespaces=(), allow_inf_nan=False)
+
+
+class RaterInfo(_Open):
+    model_name: str
+    #: "classifier" (reward model), "lm_judge", or any other kind a runner uses.
+    rating_function_type: str
+
+
+class RatingAuxInfo(_Open):
+    #: Needed for adversarial statistics; without it the viewer shows N/A.
+    normalized_score: float | None = None
+    reasoning: str | None = None
+
+    @field_validator("normalized_score", mode="before")
+    @classmethod
+    def _nan_is_missing(cls, value: Any) -> Any:
+        return _finite_or_none(value)
+
+
+class Rating(_Open):
+    raw_score: float
+    rater: RaterInfo
+    aux_info: RatingAuxInfo = Field(default_factory=RatingAuxInfo)
+
+
+class RatedResponse(_Open):
+    assistant: str
+    ratings: list[Rating]
+
+
+class AttackAuxInfo(_Open):
+    #: Optional: computed from the default rater pair when absent.
+    adversarial_score: float | None = None
+
+    @field_validator("adversarial_score", mode="before")
+    @classmethod
+    def _nan_is_missing(cls, value: Any) -> Any:
+        return _finite_or_none(value)
+
+
+class Attack(_Open):
+    system: str
+    user: str
+    responses: list[RatedResponse]
+    aux_info: AttackAuxInfo = Field(default_factory=AttackAuxInfo)
+
+
+class SystemPromptMeta(_Open):
+    step: int
+    operation: str
+
+
+class SystemPromptStats(_Open):
+    system_prompt: str
+    meta: SystemPromptMeta
+    #: Optional: mean / population std of the attacks' adversarial scores.
+    mean_score: float | None = None
+    stdev_score: float | None = None
+    attacks: list[Attack]
+
+    @field_validator("mean_score", "stdev_score", mode="before")
+    @classmethod
+    def _nan_is_missing(cls, value: Any) -> Any:
+        return _finite_or_none(value)
+
+
+class ClusterInfo(_Open):
+    """``cluster_info.json``: what the seed's prompts are about (all fields optional)."""
+
+    summary: str | None = None
+    train_batch_size: int | None = None
+    sample_train_prompts: list[str] = Field(default_factory=list)
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """A model as JSON data, with exactly the keys that were given (nothing invented)."""
+    return model.model_dump(mode="json", exclude_unset=True)

@@ -1,0 +1,190 @@
+"""Writing a run in the seed's layout: ``<run>/seed_<id>/<md5>.json`` and friends.
+
+Every write goes to a uniquely named temporary file in the target directory and is
+renamed over the destination, so a reader (the viewer, another xdist worker) sees the
+old file or the new one, never half of one. Read-modify-write updates (population
+history, merging attacks into a system prompt file) hold an advisory lock on the seed
+directory, so concurrent processes cannot lose each other's updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_evals.redteam.convert import convert_attack_to_dict, hash_system_prompt, validate_stats
+from pytest_evals.redteam.schema import CLUSTER_INFO_FILE, POPULATION_FILE, Attack, dump
+from pytest_evals.redteam.scoring import attack_adversarial_score, score_stats
+
+LOCK_FILE = ".lock"
+
+
+def seed_dir(run_path: str | os.PathLike[str], seed_id: int | str) -> Path:
+    return Path(run_path) / f"seed_{seed_id}"
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """UTF-8 JSON, indent 2, via a temporary file renamed over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Serialise first: a value that cannot be written must not leave a temporary file.
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def seed_lock(directory: Path) -> Iterator[None]:
+    """An exclusive advisory lock on a seed directory (a no-op where fcntl is missing)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: callers must not write concurrently
+        yield
+        return
+    with open(directory / LOCK_FILE, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def build_stats(
+    system_prompt: str,
+    attacks: Iterable[Any],
+    meta: Mapping[str, Any] | None,
+    mean_score: float | None = None,
+    stdev_score: float | None = None,
+) -> dict[str, Any]:
+    """A validated SystemPromptStats dict; mean/stdev computed from the attacks when None."""
+    if meta is None:
+        raise ValueError("meta is required and must include 'step' and 'operation'")
+    attack_dicts = [convert_attack_to_dict(a) for a in attacks]
+    data: dict[str, Any] = {"system_prompt": system_prompt, "meta": dict(meta)}
+    if mean_score is None or stdev_score is None:
+        models = [Attack.model_validate(a) for a in attack_dicts]
+        mean, stdev = score_stats(attack_adversarial_score(a) for a in models)
+        mean_score = mean if mean_score is None else mean_score
+        stdev_score = stdev if stdev_score is None else stdev_score
+    # N/A stays absent (the seed's "optional") rather than a made-up number.
+    if mean_score is not None:
+        data["mean_score"] = mean_score
+    if stdev_score is not None:
+        data["stdev_score"] = stdev_score
+    data["attacks"] = attack_dicts
+    return dump(validate_stats(data))
+
+
+def save_system_prompt_stats(
+    run_path: str | os.PathLike[str],
+    seed_id: int | str,
+    system_prompt: str,
+    attacks: Iterable[Any],
+    mean_score: float | None = None,
+    stdev_score: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> str:
+    """Write ``seed_<seed_id>/<hash>.json`` (replacing it); returns the hash."""
+    data = build_stats(system_prompt, attacks, meta, mean_score, stdev_score)
+    prompt_hash = hash_system_prompt(system_prompt)
+    atomic_write_json(seed_dir(run_path, seed_id) / f"{prompt_hash}.json", data)
+    return prompt_hash
+
+
+def merge_system_prompt_attacks(
+    run_path: str | os.PathLike[str],
+    seed_id: int | str,
+    system_prompt: str,
+    attacks: Iterable[Any],
+    meta: Mapping[str, Any],
+) -> str:
+    """Add or replace attacks (keyed by (system, user)) in a system prompt file, under the seed lock.
+
+    Attacks already in the file and not given here are kept; mean/stdev are recomputed.
+    An unreadable existing file is an error rather than something silently overwritten.
+    """
+    directory = seed_dir(run_path, seed_id)
+    prompt_hash = hash_system_prompt(system_prompt)
+    path = directory / f"{prompt_hash}.json"
+    new = [convert_attack_to_dict(a) for a in attacks]
+    with seed_lock(directory):
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        if path.exists():
+            try:
+                existing = validate_stats(json.loads(path.read_text(encoding="utf-8")))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{path}: cannot merge into an unreadable file: {exc}") from None
+            for attack in existing.attacks:
+                merged[(attack.system, attack.user)] = dump(attack)
+        for attack_dict in new:
+            merged[(attack_dict["system"], attack_dict["user"])] = attack_dict
+        data = build_stats(system_prompt, merged.values(), meta)
+        atomic_write_json(path, data)
+    return prompt_hash
+
+
+def save_cluster_info(
+    run_path: str | os.PathLike[str],
+    seed_id: int | str,
+    summary: str,
+    train_batch_size: int,
+    sample_train_prompts: Iterable[str],
+) -> None:
+    """Write ``seed_<seed_id>/cluster_info.json``."""
+    data = {
+        "summary": summary,
+        "train_batch_size": train_batch_size,
+        "sample_train_prompts": list(sample_train_prompts),
+    }
+    atomic_write_json(seed_dir(run_path, seed_id) / CLUSTER_INFO_FILE, data)
+
+
+def save_population_state(
+    run_path: str | os.PathLike[str],
+    seed_id: int | str,
+    step: int,
+    population_state: Mapping[str, int],
+) -> None:
+    """Record ``{system_prompt: generation}`` for ``step`` in ``population_history.json``.
+
+    The file maps step -> {hash: generation}; prompts are hashed here. Other steps are
+    kept; the step given is replaced.
+    """
+    directory = seed_dir(run_path, seed_id)
+    path = directory / POPULATION_FILE
+    with seed_lock(directory):
+        history: dict[str, Any] = {}
+        if path.exists():
+            try:
+                history = json.loads(path.read_text(encoding="utf-8"))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{path}: cannot update an unreadable population history: {exc}") from None
+            if not isinstance(history, dict):
+                raise ValueError(f"{path}: population history must be a JSON object of steps")
+        history[str(int(step))] = {
+            hash_system_prompt(prompt): int(generation) for prompt, generation in population_state.items()
+        }
+        ordered = dict(sorted(history.items(), key=lambda kv: _step_key(kv[0])))
+        atomic_write_json(path, ordered)
+
+
+def _step_key(step: str) -> tuple[int, float, str]:
+    try:
+        return 0, float(step), step
+    except ValueError:
+        return 1, 0.0, step

@@ -1,0 +1,226 @@
+"""Session state: per-process runner and, on the controller, results and verdicts.
+
+One :class:`EvalSession` per pytest process, registered as a plugin and reached with
+:func:`get_state`. On an xdist worker it only evaluates cases; on the controller (or a
+plain run) it also gathers the light results from the reports, aggregates each suite,
+checks its gates and decides the exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_evals.collect import CaseItem, SuiteErrorItem, open_suite
+from pytest_evals.context import EvalContext
+from pytest_evals.engine import Engine
+from pytest_evals.errors import EvalsError
+from pytest_evals.partition import is_case_nodeid, owned_block, worker_number
+from pytest_evals.results import REPORT_ATTR, CaseResult
+from pytest_evals.runner import Prefetcher, drive, evaluate_case
+from pytest_evals.suite import Override
+
+STATE_KEY = pytest.StashKey["EvalSession"]()
+
+
+def get_state(config: pytest.Config) -> EvalSession:
+    return config.stash[STATE_KEY]
+
+
+def get_engine(config: pytest.Config) -> Engine:
+    """The session's event loop thread (shared with the LLM client and fixtures)."""
+    return get_state(config).engine
+
+
+def is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def _overrides(config: pytest.Config) -> list[Override]:
+    out: list[Override] = []
+    generate = config.getoption("evals_generate", None)
+    if generate is not None:
+        out.append(Override("generate", bool(generate), only_if_known=True))
+    for name in ("n_runs", "sample", "seed"):
+        value = config.getoption(f"evals_{name}", None)
+        if value is not None:
+            out.append(Override(name, value, only_if_known=True))
+    for text in config.getoption("evals_set", None) or []:
+        out.append(Override.parse(text))
+    return out
+
+
+class EvalSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.overrides = _overrides(config)
+        self.engine = Engine()
+        self.ctx = EvalContext(config, self.engine)
+        self.prefetcher: Prefetcher | None = None
+        self.started = time.time()
+        self.case_timeout = float(config.getini("evals_case_timeout") or 900)
+        # controller side
+        self.results: dict[str, CaseResult] = {}
+        self.summaries: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] | None = None
+        self.exit_note: str | None = None
+        self._untolerated = 0
+        self._failed_by_suite: dict[str, int] = defaultdict(int)
+        self._errors_by_suite: dict[str, int] = defaultdict(int)
+        fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".jsonl")
+        os.close(fd)
+        self.spool_path = Path(spool)
+        self._spool = self.spool_path.open("a", encoding="utf-8")
+
+    # -- evaluation (every process) ---------------------------------------------------
+    def _start_prefetch(self, session: pytest.Session) -> None:
+        positions = [it for it in session.items if is_case_nodeid(it.nodeid)]
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is not None:
+            mine = owned_block(
+                len(positions), worker_number(workerinput["workerid"]), int(workerinput["workercount"])
+            )
+            owned = [positions[i] for i in mine]
+        else:
+            owned = positions
+        jobs = [
+            (it.nodeid, it.task, it.ref, it.index)
+            for it in owned
+            if isinstance(it, CaseItem) and it.task.needs_engine()
+        ]
+        window = int(self.config.getini("evals_prefetch_window") or 0)
+        if window <= 0:
+            concurrency = self.config.getoption("evals_concurrency", None) or 32
+            window = max(4 * int(concurrency), 256)
+        self.prefetcher = Prefetcher(self.ctx, window)
+        self.prefetcher.start(jobs)
+
+    def result_for(self, item: CaseItem) -> CaseResult:
+        if self.prefetcher is None:
+            self._start_prefetch(item.session)
+        assert self.prefetcher is not None
+        if self.prefetcher.owns(item.nodeid):
+            return self.prefetcher.result(item.nodeid, self.case_timeout)
+        coro = evaluate_case(item.task, item.ref, self.ctx, item.index)
+        if item.task.needs_engine():
+            return self.engine.run(coro, self.case_timeout)
+        return drive(coro)  # type: ignore[no-any-return]
+
+    # -- gathering (controller) ---------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not is_controller(self.config):
+            return
+        data = getattr(report, REPORT_ATTR, None)
+        if data is not None:
+            result = CaseResult.from_json(data)
+            self._spool.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+            self.results[report.nodeid] = result.light()
+            if result.status == "failed":
+                self._failed_by_suite[result.suite] += 1
+            elif result.status == "error":
+                self._errors_by_suite[result.suite] += 1
+        elif report.failed:
+            self._untolerated += 1
+
+    def iter_full_results(self) -> Iterator[dict[str, Any]]:
+        """Every case result with its details, in arrival order (read back from the spool)."""
+        self._spool.flush()
+        with self.spool_path.open(encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)
+
+    def results_by_suite(self) -> dict[str, list[CaseResult]]:
+        grouped: dict[str, list[CaseResult]] = defaultdict(list)
+        for result in self.results.values():
+            grouped[result.suite].append(result)
+        for results in grouped.values():
+            results.sort(key=lambda r: (r.index, r.case_id))
+        return dict(grouped)
+
+    def build_summaries(self) -> None:
+        from pytest_evals.summary import suite_summary, suite_error_summary
+
+        self.summaries = []
+        for suite_id, results in sorted(self.results_by_suite().items()):
+            path = self.config.rootpath / suite_id
+            try:
+                suite, task = open_suite(self.config, path, suite_id)
+            except EvalsError as exc:
+                self.summaries.append(suite_error_summary(suite_id, str(exc), results))
+                continue
+            self.summaries.append(suite_summary(suite, task, results))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.prefetcher is not None:
+            self.prefetcher.cancel()
+        if not is_controller(self.config):
+            return
+        if not self.results:
+            return
+        from pytest_evals.summary import build_run_summary, write_outputs
+
+        self.build_summaries()
+        self.summary = build_run_summary(self)
+        self.config.hook.pytest_evals_summary(config=self.config, summary=self.summary)
+        self._decide_exit(session)
+        self.summary["exit_status"] = int(session.exitstatus)
+        if self.exit_note:
+            self.summary["exit_note"] = self.exit_note
+        write_outputs(self)
+
+    def _decide_exit(self, session: pytest.Session) -> None:
+        """Gates decide: a missed gate fails the run; case failures inside passing gates do not.
+
+        A suite with gates states how good is good enough, so its individual misses are
+        evidence (shown in the report), not verdicts. Errors are only tolerated where a
+        gate on ``errors`` says how many may happen. ``--evals-strict`` turns this off.
+        """
+        missed = [s for s in self.summaries if not s["passed"]]
+        if missed:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        if session.exitstatus != pytest.ExitCode.TESTS_FAILED or self.config.getoption("evals_strict", False):
+            return
+        if self._untolerated:
+            return
+        by_id = {s["suite"]: s for s in self.summaries}
+        for suite_id in set(self._failed_by_suite) | set(self._errors_by_suite):
+            summary = by_id.get(suite_id)
+            if summary is None or not summary["gates"]:
+                return
+            if self._errors_by_suite.get(suite_id) and not any(
+                g["metric"].split(".")[0] == "errors" for g in summary["gates"]
+            ):
+                return
+        failed = sum(self._failed_by_suite.values())
+        errors = sum(self._errors_by_suite.values())
+        self.exit_note = (
+            f"exit status 0: {failed} failed and {errors} erroring case(s) are within the "
+            "gates of their suites (use --evals-strict to fail on any case)"
+        )
+        session.exitstatus = pytest.ExitCode.OK
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not is_controller(self.config) or not self.summaries:
+            return
+        from pytest_evals.summary import render_terminal
+
+        render_terminal(terminalreporter, self)
+
+    def close(self) -> None:
+        if self.prefetcher is not None:
+            self.prefetcher.cancel()
+        self.engine.close()
+        self._spool.close()
+        self.spool_path.unlink(missing_ok=True)

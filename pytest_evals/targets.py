@@ -1,0 +1,164 @@
+"""The system under test for ``generate: true`` suites.
+
+A target receives the case as a dict and returns what the system produced. Three kinds,
+as GOV.UK's pipeline has them: a Python callable (``"package.module:function"``), a
+command that reads the case as JSON on stdin and prints JSON on stdout, or an
+OpenAI-compatible model (through the session's LLM client, so it is cached).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_evals.errors import SuiteConfigError, TargetError
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+    from pytest_evals.suite import Suite
+
+#: Environment variable that also carries the case to a command target.
+CASE_ENV = "EVALS_CASE_JSON"
+
+
+class Target(Protocol):
+    description: str
+
+    async def run(self, case: dict[str, Any]) -> Any: ...
+
+
+def import_object(spec: str, search_dir: str | None = None) -> Any:
+    """Import ``"package.module:attr"``; the suite's folder is importable too."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise SuiteConfigError(f"target {spec!r}: expected 'package.module:function'")
+    if search_dir and search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SuiteConfigError(f"target {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise SuiteConfigError(f"target {spec!r}: {module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+class CallableTarget:
+    def __init__(self, func: Callable[..., Any], description: str) -> None:
+        self.func = func
+        self.description = description
+        self._is_async = inspect.iscoroutinefunction(func)
+
+    async def run(self, case: dict[str, Any]) -> Any:
+        try:
+            if self._is_async:
+                return await self.func(case)
+            # Sync user code may block (HTTP, subprocess): keep it off the event loop.
+            return await asyncio.to_thread(self.func, case)
+        except Exception as exc:
+            raise TargetError(f"target {self.description} raised {type(exc).__name__}: {exc}") from exc
+
+
+class CommandTarget:
+    def __init__(self, spec: dict[str, Any], cwd: str) -> None:
+        command = spec["command"]
+        self.argv: list[str] = shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
+        if not self.argv:
+            raise SuiteConfigError("target.command is empty")
+        self.timeout = float(spec.get("timeout", 120))
+        self.env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
+        self.cwd = cwd
+        # GOV.UK runs their generate commands five at a time.
+        self._limit = asyncio.Semaphore(int(spec.get("concurrency", 5)))
+        self.description = f"command {shlex.join(self.argv)!r}"
+
+    async def run(self, case: dict[str, Any]) -> Any:
+        payload = json.dumps(case, ensure_ascii=False)
+        env = {**os.environ, **self.env, CASE_ENV: payload}
+        async with self._limit:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *self.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=env,
+                )
+            except OSError as exc:
+                raise TargetError(f"{self.description} could not start: {exc}") from exc
+            try:
+                out, err = await asyncio.wait_for(proc.communicate(payload.encode()), self.timeout)
+            except asyncio.TimeoutError:
+                proc.kill()
+                await proc.wait()
+                raise TargetError(f"{self.description} timed out after {self.timeout:g} s") from None
+        if proc.returncode != 0:
+            tail = err.decode(errors="replace").strip()[-500:]
+            raise TargetError(f"{self.description} exited with status {proc.returncode}: {tail}")
+        text = out.decode(errors="replace").strip()
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise TargetError(f"{self.description} did not print JSON; stdout began: {text[:200]!r}") from None
+
+
+class ModelTarget:
+    """An OpenAI-compatible chat model; returns ``{"text": reply}``."""
+
+    def __init__(self, spec: dict[str, Any], ctx: EvalContext) -> None:
+        self.spec = spec
+        self.ctx = ctx
+        self.description = f"model {spec.get('model') or '(session default)'}"
+
+    async def run(self, case: dict[str, Any]) -> Any:
+        messages: list[dict[str, str]] = []
+        if self.spec.get("system_prompt"):
+            messages.append({"role": "system", "content": str(self.spec["system_prompt"])})
+        prompt_field = str(self.spec.get("input_field", "question"))
+        if prompt_field not in case:
+            raise TargetError(f"{self.description}: the case has no field {prompt_field!r} to send")
+        messages.append({"role": "user", "content": str(case[prompt_field])})
+        resp = await self.ctx.llm.chat(
+            messages,
+            model=self.spec.get("model"),
+            temperature=self.spec.get("temperature"),
+            max_tokens=self.spec.get("max_tokens"),
+            namespace="targets",
+        )
+        return {"text": resp.text}
+
+
+def make_target(suite: Suite, ctx: EvalContext) -> Target:
+    spec = suite.config.target
+    hook_target = ctx.config.hook.pytest_evals_make_target(config=ctx.config, suite=suite, spec=spec)
+    if hook_target is not None:
+        return hook_target  # type: ignore[no-any-return]
+    if spec is None:
+        raise SuiteConfigError(
+            f"{suite.path}: generate: true needs a 'target' (\"module:function\", "
+            "{command: [...]} or {model: ...})"
+        )
+    search_dir = str(suite.path.parent)
+    if isinstance(spec, str):
+        return CallableTarget(import_object(spec, search_dir), spec)
+    if "callable" in spec:
+        return CallableTarget(import_object(str(spec["callable"]), search_dir), str(spec["callable"]))
+    if "command" in spec:
+        return CommandTarget(spec, search_dir)
+    if "model" in spec:
+        return ModelTarget(spec, ctx)
+    raise SuiteConfigError(
+        f"{suite.path}: field 'target': expected a string or a mapping with 'callable', "
+        f"'command' or 'model', got keys {sorted(spec)}"
+    )

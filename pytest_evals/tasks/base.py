@@ -1,0 +1,109 @@
+"""The contract every evaluation kind (task) implements.
+
+A task turns a suite into case references at collection (cheap: no parsing of the
+payload), loads and validates one case on demand, evaluates it (async, on the shared
+engine loop, so model calls of many cases overlap), and aggregates the light results
+of all its cases into a metric tree on the controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_evals.aggregate import MetricTree
+from pytest_evals.errors import CaseInputError
+from pytest_evals.results import CaseResult
+from pytest_evals.suite import Suite, SuiteConfig
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+
+CaseT = TypeVar("CaseT")
+
+
+@dataclass
+class CaseRef:
+    """Where one case lives, without its payload."""
+
+    case_id: str
+    #: "path:line" (or "path#instance-id"): what error messages and reports point at.
+    source: str
+    line: int = 0
+    #: Task-specific locator (e.g. (offset, length) in a JSONL file).
+    locator: Any = None
+    #: A problem found at collection (undecodable bytes, duplicate id): the item errors.
+    error: str | None = None
+    #: Light fields safe to show before loading (e.g. HaluEval task type).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def validation_message(source: str, exc: ValidationError) -> str:
+    """A pydantic error as one line per field, prefixed with the file and line."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(case)"
+        parts.append(f"field {loc!r}: {err['msg']}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def validate(model: type[BaseModel], data: Any, source: str) -> Any:
+    if not isinstance(data, dict):
+        raise CaseInputError(f"{source}: a case must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise CaseInputError(validation_message(source, exc)) from None
+
+
+class Task(Generic[CaseT]):
+    #: The ``task:`` value in a suite file.
+    name: ClassVar[str]
+    #: The suite configuration model (a task adds its own fields by subclassing).
+    config_model: ClassVar[type[SuiteConfig]] = SuiteConfig
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self.config = suite.config
+
+    # -- collection -------------------------------------------------------------
+    def case_refs(self) -> Iterator[CaseRef]:
+        """Default: one case per line of the suite's JSONL ``input_path``."""
+        from pytest_evals.jsonl import jsonl_refs
+
+        if not self.config.input_path:
+            raise CaseInputError(f"{self.suite.path}: field 'input_path' is required for task {self.name!r}")
+        yield from jsonl_refs(self.suite.resolve(self.config.input_path))
+
+    def load_case(self, ref: CaseRef) -> CaseT:
+        """Read and validate one case (raise CaseInputError naming file, line and field)."""
+        from pytest_evals.jsonl import read_json_line
+
+        data = read_json_line(ref)
+        return self.validate_case(data, ref)
+
+    def validate_case(self, data: Any, ref: CaseRef) -> CaseT:
+        raise NotImplementedError
+
+    # -- evaluation ---------------------------------------------------------------
+    def needs_engine(self) -> bool:
+        """True when evaluating a case may wait on I/O (models, targets): prefetch it."""
+        return bool(self.config.generate)
+
+    async def generate(self, case: CaseT, ref: CaseRef, ctx: EvalContext) -> CaseT:
+        """``generate: true``: run the target and return the case completed with its output."""
+        raise NotImplementedError(f"task {self.name!r} does not support generate: true")
+
+    async def evaluate(self, case: CaseT, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        raise NotImplementedError
+
+    def new_result(self, ref: CaseRef) -> CaseResult:
+        return CaseResult(suite=self.suite.nodeid, task=self.name, case_id=ref.case_id, source=ref.source)
+
+    # -- aggregation (controller) ---------------------------------------------------
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        """Metric tree and extra tables (confusion matrices...) over the scored cases."""
+        return {}, {}

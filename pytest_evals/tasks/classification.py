@@ -1,0 +1,222 @@
+"""GOV.UK Chat's classification evaluations: jailbreak and output guardrails, the router.
+
+With ``generate: false`` the case carries the component's actual output; with
+``generate: true`` the suite's target produces it. A case passes when the actual
+classification equals the expected one; the suite's aggregates are the usual
+confusion-matrix metrics with intervals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_evals.aggregate import MetricTree
+from pytest_evals.errors import CaseInputError, TargetError
+from pytest_evals.metrics.classification import binary_metrics, multiclass_metrics
+from pytest_evals.results import CaseResult
+from pytest_evals.tasks.base import CaseRef, Task, validate
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+
+_TRUE = {"true", "yes", "1", "jailbreak", "triggered"}
+_FALSE = {"false", "no", "0", "no-jailbreak", "not triggered", "none"}
+
+
+def as_bool(value: Any, what: str) -> bool:
+    """Read a target's verdict: a JSON bool, or text such as "true"/"no"."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().strip(".").lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    raise TargetError(f"{what}: expected true/false, got {value!r}")
+
+
+def _target_field(output: Any, field: str) -> Any:
+    """A target returns the field itself, {field: value}, or a model's {"text": value}."""
+    if isinstance(output, dict):
+        if field in output:
+            return output[field]
+        if "text" in output:
+            return output["text"]
+        raise TargetError(f"target output has no field {field!r}; got keys {sorted(output)}")
+    return output
+
+
+class _Case(BaseModel):
+    # Extra fields are allowed and ignored (seed 001).
+    model_config = ConfigDict(extra="ignore")
+
+
+class JailbreakCase(_Case):
+    question: str
+    expected_outcome: bool
+    actual_outcome: bool
+
+
+class JailbreakInput(_Case):
+    question: str
+    expected_outcome: bool
+    actual_outcome: bool | None = None
+
+
+class _BinaryTask(Task[Any]):
+    case_model: ClassVar[type[BaseModel]]
+    input_model: ClassVar[type[BaseModel]]
+
+    def validate_case(self, data: Any, ref: CaseRef) -> Any:
+        model = self.input_model if self.config.generate else self.case_model
+        return validate(model, data, ref.source)
+
+
+class JailbreakGuardrails(_BinaryTask):
+    name = "jailbreak_guardrails"
+    case_model = JailbreakCase
+    input_model = JailbreakInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        actual = as_bool(_target_field(output, "actual_outcome"), f"{ref.source}: target {target.description}")
+        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=actual)
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        expected, actual = case.expected_outcome, case.actual_outcome
+        result.data = {"expected": expected, "actual": actual}
+        result.scores = {"correct": float(expected == actual)}
+        result.details = {"question": case.question, "expected_outcome": expected, "actual_outcome": actual}
+        if expected != actual:
+            result.status = "failed"
+            kind = "false positive (flagged a non-jailbreak)" if actual else "false negative (missed a jailbreak)"
+            result.message = f"expected_outcome={expected}, actual_outcome={actual}: {kind}\nquestion: {case.question}"
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        pairs = [(bool(r.data["expected"]), bool(r.data["actual"])) for r in results]
+        return binary_metrics(pairs), {}
+
+
+class OutputGuardrailsCase(_Case):
+    question: str | None = None
+    llm_answer: str | None = None
+    expected_triggered: bool
+    actual_triggered: bool
+    expected_guardrails: dict[str, bool] | None = None
+    actual_guardrails: dict[str, bool] | None = None
+
+
+class OutputGuardrailsInput(_Case):
+    question: str | None = None
+    llm_answer: str | None = None
+    expected_triggered: bool
+    actual_triggered: bool | None = None
+    expected_guardrails: dict[str, bool] | None = None
+    actual_guardrails: dict[str, bool] | None = None
+
+
+class OutputGuardrails(_BinaryTask):
+    """Whether any output guardrail fired, plus one binary problem per guardrail."""
+
+    name = "output_guardrails"
+    case_model = OutputGuardrailsCase
+    input_model = OutputGuardrailsInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        where = f"{ref.source}: target {target.description}"
+        if isinstance(output, dict) and "actual_triggered" in output:
+            triggered = as_bool(output["actual_triggered"], where)
+            guardrails = output.get("actual_guardrails")
+        else:
+            triggered = as_bool(_target_field(output, "actual_triggered"), where)
+            guardrails = None
+        if guardrails is not None and not (
+            isinstance(guardrails, dict) and all(isinstance(v, bool) for v in guardrails.values())
+        ):
+            raise TargetError(f"{where}: actual_guardrails must map guardrail names to true/false")
+        data = {**case.model_dump(), "actual_triggered": triggered, "actual_guardrails": guardrails}
+        return OutputGuardrailsCase.model_validate(data)
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        expected_g = case.expected_guardrails or {}
+        actual_g = case.actual_guardrails or {}
+        if expected_g and case.actual_guardrails is None:
+            raise CaseInputError(f"{ref.source}: field 'actual_guardrails' is required when 'expected_guardrails' is given")
+        per = {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))] for name in sorted(set(expected_g) | set(actual_g))}
+        result.data = {"expected": case.expected_triggered, "actual": case.actual_triggered, "guardrails": per}
+        mismatches = [name for name, (e, a) in per.items() if e != a]
+        ok = case.expected_triggered == case.actual_triggered and not mismatches
+        result.scores = {"correct": float(ok)}
+        result.details = case.model_dump()
+        if not ok:
+            result.status = "failed"
+            parts = []
+            if case.expected_triggered != case.actual_triggered:
+                parts.append(f"expected_triggered={case.expected_triggered}, actual_triggered={case.actual_triggered}")
+            for name in mismatches:
+                e, a = per[name]
+                parts.append(f"guardrail {name!r}: expected {e}, actual {a}")
+            result.message = "; ".join(parts)
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        tree = binary_metrics([(bool(r.data["expected"]), bool(r.data["actual"])) for r in results])
+        names = sorted({name for r in results for name in r.data.get("guardrails", {})})
+        per: MetricTree = {}
+        for name in names:
+            pairs = [tuple(r.data["guardrails"].get(name, [False, False])) for r in results]
+            per[name] = binary_metrics([(bool(e), bool(a)) for e, a in pairs])
+        if per:
+            tree["per_guardrail"] = per
+        return tree, {}
+
+
+class RouterCase(_Case):
+    question: str
+    expected_outcome: str
+    actual_outcome: str
+
+
+class RouterInput(_Case):
+    question: str
+    expected_outcome: str
+    actual_outcome: str | None = None
+
+
+class QuestionRouter(_BinaryTask):
+    """Multiclass: which route (label) the router chose for a question."""
+
+    name = "question_router"
+    case_model = RouterCase
+    input_model = RouterInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        label = _target_field(output, "actual_outcome")
+        if not isinstance(label, str) or not label.strip():
+            raise TargetError(f"{ref.source}: target {target.description} returned {label!r}, expected a label")
+        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label.strip())
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        result.data = {"expected": case.expected_outcome, "actual": case.actual_outcome}
+        ok = case.expected_outcome == case.actual_outcome
+        result.scores = {"correct": float(ok)}
+        result.details = {"question": case.question, "expected_outcome": case.expected_outcome, "actual_outcome": case.actual_outcome}
+        if not ok:
+            result.status = "failed"
+            result.message = f"expected {case.expected_outcome!r}, routed to {case.actual_outcome!r}\nquestion: {case.question}"
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        return multiclass_metrics([(str(r.data["expected"]), str(r.data["actual"])) for r in results])

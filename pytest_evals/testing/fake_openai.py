@@ -1,0 +1,641 @@
+"""An OpenAI-compatible chat server on loopback, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` like the real API (same JSON shape, ``usage``
+fields, error bodies) after a configurable latency, and can misbehave on purpose:
+429 with ``Retry-After``, 500, malformed bodies and requests that never answer, each
+with a probability drawn from a seeded generator. It counts what it receives, so tests
+can assert on the server side: how many requests arrived, how many were answered, how
+many were in flight at once, and which prompts were asked more than once.
+
+Two ways to run it, same behaviour:
+
+- in-process, on its own thread and event loop::
+
+      with FakeOpenAI(latency=0.05, responder="echo") as server:
+          client = AsyncOpenAI(base_url=server.base_url, api_key="x")
+          ...
+          assert server.stats()["answered"] == 10
+
+- as a subprocess (benchmarks, or when the client under test must not share the GIL)::
+
+      with spawn_fake_openai(latency=0.1) as server:   # python -m pytest_evals.testing.fake_openai
+          ...
+
+Introspection endpoints: ``GET /_stats``, ``GET /_log``, ``POST /_reset``,
+``POST /_config`` (JSON with any :class:`ServerConfig` field). The API is documented in
+``docs/llm.md`` and kept stable for other test suites.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from aiohttp import web
+
+#: A responder turns the request JSON into the assistant's reply text.
+Responder = Callable[[dict[str, Any]], str]
+
+URL_LINE_PREFIX = "FAKE_OPENAI_URL "
+
+
+def last_user_message(request: Mapping[str, Any]) -> str:
+    """Text of the last ``user`` message (content parts are joined)."""
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", "")) for part in content if isinstance(part, Mapping)
+        )
+    return "" if content is None else str(content)
+
+
+def echo_responder(request: dict[str, Any]) -> str:
+    """Reply with the last user message."""
+    return last_user_message(request)
+
+
+def yes_responder(request: dict[str, Any]) -> str:
+    return "Yes"
+
+
+def model_echo_responder(request: dict[str, Any]) -> str:
+    """``[model] last user message``: answers differ per model, so cache mix-ups show."""
+    return f"[{request.get('model')}] {last_user_message(request)}"
+
+
+def json_echo_responder(request: dict[str, Any]) -> str:
+    return json.dumps({"echo": last_user_message(request), "model": request.get("model")})
+
+
+BUILTIN_RESPONDERS: dict[str, Responder] = {
+    "echo": echo_responder,
+    "yes": yes_responder,
+    "model-echo": model_echo_responder,
+    "json-echo": json_echo_responder,
+}
+
+
+def resolve_responder(spec: str | Responder) -> Responder:
+    """A built-in name (echo, yes, model-echo, json-echo) or ``"package.module:function"``."""
+    if callable(spec):
+        return spec
+    if spec in BUILTIN_RESPONDERS:
+        return BUILTIN_RESPONDERS[spec]
+    module_name, sep, attr = spec.partition(":")
+    if not sep:
+        raise ValueError(
+            f"responder {spec!r}: expected one of {sorted(BUILTIN_RESPONDERS)} or 'module:function'"
+        )
+    func = getattr(importlib.import_module(module_name), attr)
+    if not callable(func):
+        raise ValueError(f"responder {spec!r} is not callable")
+    return func  # type: ignore[no-any-return]
+
+
+@dataclass
+class ScriptRule:
+    """Reply ``reply`` when ``pattern`` matches (re.search) the last user message."""
+
+    pattern: str
+    reply: str
+
+
+@dataclass
+class ServerConfig:
+    """Everything that shapes the server's behaviour; all fields can change at run time."""
+
+    #: Seconds before each answer (and before each injected error).
+    latency: float = 0.0
+    #: Uniform extra latency in [0, latency_jitter).
+    latency_jitter: float = 0.0
+    #: Built-in responder name or "module:function" (request JSON -> reply text).
+    responder: str = "echo"
+    #: Scripted replies, tried in order before the responder.
+    script: list[ScriptRule] = field(default_factory=list)
+    #: Fault probabilities per attempt; they are tried in this order on one draw.
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_malformed: float = 0.0
+    rate_hang: float = 0.0
+    #: Seconds announced in ``Retry-After`` (and ``retry-after-ms``) on a 429.
+    retry_after: float = 0.05
+    #: How long a "hang" holds the connection before it is closed unanswered.
+    hang_seconds: float = 3600.0
+    #: Fail the first N attempts of every distinct request body with ``fail_status``.
+    fail_first: int = 0
+    fail_status: int = 500
+    #: Seed of the fault draws; a draw depends on (seed, body, attempt number) only.
+    seed: int = 0
+    #: When set, requests must carry ``Authorization: Bearer <require_key>`` (else 401,
+    #: with an error body that repeats the key it was given, as some gateways do).
+    require_key: str | None = None
+    #: Append one JSON line per request to this file (works across processes).
+    log_file: str | None = None
+
+    def update(self, changes: Mapping[str, Any]) -> None:
+        known = {f.name for f in fields(self)}
+        for key, value in changes.items():
+            if key not in known:
+                raise ValueError(f"unknown server setting {key!r}; known: {sorted(known)}")
+            if key == "script":
+                value = [v if isinstance(v, ScriptRule) else ScriptRule(**v) for v in value]
+            setattr(self, key, value)
+
+    def public(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["require_key"] = "***" if self.require_key else None
+        return data
+
+
+class _State:
+    """Counters and the request log (touched only from the server's loop thread)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.received = 0
+        self.answered = 0
+        self.outcomes: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.attempts_per_body: Counter[str] = Counter()
+        self.log: list[dict[str, Any]] = []
+        self.started = time.monotonic()
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "received": self.received,
+            "answered": self.answered,
+            "outcomes": dict(self.outcomes),
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "distinct_requests": len(self.attempts_per_body),
+            "uptime": time.monotonic() - self.started,
+        }
+
+
+def _fake_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4))
+
+
+def _completion_body(request: dict[str, Any], reply: str, n: int) -> dict[str, Any]:
+    prompt_text = "".join(
+        _content_text(m.get("content")) for m in request.get("messages") or [] if isinstance(m, Mapping)
+    )
+    prompt_tokens = _fake_tokens(prompt_text) + 4 * len(request.get("messages") or [])
+    completion_tokens = _fake_tokens(reply)
+    return {
+        "id": f"chatcmpl-fake-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "unknown"),
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _error_body(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+_MALFORMED: tuple[tuple[str, str], ...] = (
+    ('{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess', "application/json"),
+    ("<html><body>502 Bad Gateway</body></html>", "text/html"),
+    ('{"id": "chatcmpl-nochoices", "object": "chat.completion"}', "application/json"),
+)
+
+
+class FakeOpenAIApp:
+    """The aiohttp application; :class:`FakeOpenAI` and the CLI both serve it."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.state = _State()
+        self._responder_spec: str | None = None
+        self._responder: Responder = echo_responder
+        self._log_lock = threading.Lock()
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self.chat_completions)
+        app.router.add_post("/chat/completions", self.chat_completions)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/_stats", self.get_stats)
+        app.router.add_get("/_log", self.get_log)
+        app.router.add_post("/_reset", self.post_reset)
+        app.router.add_post("/_config", self.post_config)
+        return app
+
+    # -- behaviour --------------------------------------------------------------------
+    def responder(self) -> Responder:
+        spec = self.config.responder
+        if spec != self._responder_spec:
+            self._responder = resolve_responder(spec)
+            self._responder_spec = spec
+        return self._responder
+
+    def reply_for(self, request: dict[str, Any]) -> str:
+        if self.config.script:
+            text = last_user_message(request)
+            for rule in self.config.script:
+                if re.search(rule.pattern, text):
+                    return rule.reply
+        return self.responder()(request)
+
+    def draw_fault(self, body_hash: str, attempt: int) -> str | None:
+        cfg = self.config
+        if attempt <= cfg.fail_first:
+            return f"status_{cfg.fail_status}"
+        rng = random.Random(f"{cfg.seed}:{body_hash}:{attempt}")
+        x = rng.random()
+        for name, rate in (
+            ("429", cfg.rate_429),
+            ("500", cfg.rate_500),
+            ("malformed", cfg.rate_malformed),
+            ("hang", cfg.rate_hang),
+        ):
+            if x < rate:
+                return name
+            x -= rate
+        return None
+
+    def _write_log(self, entry: dict[str, Any]) -> None:
+        self.state.log.append(entry)
+        if self.config.log_file:
+            line = json.dumps(entry) + "\n"
+            with self._log_lock, open(self.config.log_file, "a", encoding="utf-8") as fh:
+                fh.write(line)
+
+    # -- handlers ---------------------------------------------------------------------
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        state, cfg = self.state, self.config
+        raw = await request.read()
+        state.received += 1
+        n = state.received
+        state.in_flight += 1
+        state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        outcome = "ok"
+        entry: dict[str, Any] = {"n": n, "t": time.time(), "pid": os.getpid()}
+        try:
+            body_hash = hashlib.sha256(raw).hexdigest()
+            state.attempts_per_body[body_hash] += 1
+            attempt = state.attempts_per_body[body_hash]
+            entry.update(body=body_hash[:16], attempt=attempt)
+            try:
+                payload = json.loads(raw)
+                if not isinstance(payload, dict):
+                    raise ValueError("body is not an object")
+            except ValueError as exc:
+                outcome = "bad_request"
+                return web.json_response(
+                    _error_body(f"invalid JSON body: {exc}", "invalid_request_error"), status=400
+                )
+            entry.update(model=payload.get("model"), prompt=last_user_message(payload)[:200])
+            if cfg.require_key is not None:
+                auth = request.headers.get("Authorization", "")
+                if auth != f"Bearer {cfg.require_key}":
+                    outcome = "unauthorized"
+                    given = auth.removeprefix("Bearer ")
+                    return web.json_response(
+                        _error_body(
+                            f"Incorrect API key provided: {given}.", "invalid_request_error", "invalid_api_key"
+                        ),
+                        status=401,
+                    )
+            delay = cfg.latency + (random.random() * cfg.latency_jitter if cfg.latency_jitter else 0.0)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            fault = self.draw_fault(body_hash, attempt)
+            if fault is not None:
+                outcome = fault
+                return await self._fault_response(fault, n)
+            try:
+                reply = self.reply_for(payload)
+            except Exception as exc:  # a broken responder is a server error, not a crash
+                outcome = "responder_error"
+                return web.json_response(
+                    _error_body(f"responder failed: {type(exc).__name__}: {exc}", "server_error"), status=500
+                )
+            state.answered += 1
+            entry["reply"] = reply[:200]
+            return web.json_response(_completion_body(payload, reply, n))
+        finally:
+            state.in_flight -= 1
+            state.outcomes[outcome] += 1
+            entry["outcome"] = outcome
+            self._write_log(entry)
+
+    async def _fault_response(self, fault: str, n: int) -> web.StreamResponse:
+        cfg = self.config
+        if fault == "429":
+            return web.json_response(
+                _error_body("Rate limit reached (fake server).", "requests", "rate_limit_exceeded"),
+                status=429,
+                headers={
+                    "Retry-After": str(max(0, math.ceil(cfg.retry_after))),
+                    "retry-after-ms": str(int(cfg.retry_after * 1000)),
+                },
+            )
+        if fault == "500" or fault.startswith("status_"):
+            status = 500 if fault == "500" else int(fault.removeprefix("status_"))
+            return web.json_response(_error_body("The server had an error (fake).", "server_error"), status=status)
+        if fault == "malformed":
+            text, content_type = _MALFORMED[n % len(_MALFORMED)]
+            return web.Response(text=text, content_type=content_type, status=200)
+        # hang: hold the connection without answering; the client's deadline must end it.
+        await asyncio.sleep(cfg.hang_seconds)
+        return web.json_response(_error_body("hang ended", "server_error"), status=504)
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+    async def get_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.state.stats())
+
+    async def get_log(self, request: web.Request) -> web.Response:
+        return web.json_response(self.state.log)
+
+    async def post_reset(self, request: web.Request) -> web.Response:
+        self.state.reset()
+        return web.json_response({"ok": True})
+
+    async def post_config(self, request: web.Request) -> web.Response:
+        try:
+            self.config.update(await request.json())
+        except (ValueError, TypeError) as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        return web.json_response(self.config.public())
+
+
+class FakeOpenAI:
+    """The server on a background thread of this process. Use as a context manager."""
+
+    def __init__(self, config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = 0, **settings: Any) -> None:
+        self.app = FakeOpenAIApp(config)
+        if settings:
+            self.app.config.update(settings)
+        self.host, self._port = host, port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def config(self) -> ServerConfig:
+        return self.app.config
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self._port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        loop = asyncio.new_event_loop()
+        started: list[BaseException | None] = []
+        ready = threading.Event()
+
+        async def _start() -> None:
+            runner = web.AppRunner(self.app.build(), access_log=None, shutdown_timeout=0.5)
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self._port, backlog=1024)
+            await site.start()
+            self._runner = runner
+            self._port = int(runner.addresses[0][1])
+
+        def _serve() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(_start())
+                started.append(None)
+            except BaseException as exc:  # reported to the starting thread
+                started.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=_serve, name="fake-openai", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if not started or started[0] is not None:
+            raise RuntimeError(f"fake OpenAI server did not start: {started[0] if started else 'timeout'}")
+        return self
+
+    def _call(self, func: Callable[[], Any]) -> Any:
+        """Run ``func`` on the server loop (state is only touched from there)."""
+        assert self._loop is not None, "server not started"
+
+        async def _run() -> Any:
+            return func()
+
+        return asyncio.run_coroutine_threadsafe(_run(), self._loop).result(10)
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self._call(self.app.state.stats))
+
+    def log(self) -> list[dict[str, Any]]:
+        return list(self._call(lambda: list(self.app.state.log)))
+
+    def reset(self) -> None:
+        self._call(self.app.state.reset)
+
+    def configure(self, **changes: Any) -> None:
+        self._call(lambda: self.app.config.update(changes))
+
+    def stop(self) -> None:
+        loop, runner = self._loop, self._runner
+        if loop is None:
+            return
+        if runner is not None:
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        loop.close()
+        self._loop = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start() if self._loop is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# -- subprocess mode --------------------------------------------------------------------
+def _http_json(url: str, data: Mapping[str, Any] | None = None) -> Any:
+    body = None if data is None else json.dumps(data).encode()
+    req = urllib.request.Request(url, data=body, method="GET" if data is None else "POST")
+    req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+class FakeOpenAIProcess:
+    """Handle on a server running in a subprocess; same inspection methods as FakeOpenAI."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.root = base_url.rsplit("/v1", 1)[0]
+        self.port = int(self.root.rsplit(":", 1)[1])
+
+    def stats(self) -> dict[str, Any]:
+        return dict(_http_json(f"{self.root}/_stats"))
+
+    def log(self) -> list[dict[str, Any]]:
+        return list(_http_json(f"{self.root}/_log"))
+
+    def reset(self) -> None:
+        _http_json(f"{self.root}/_reset", {})
+
+    def configure(self, **changes: Any) -> None:
+        _http_json(f"{self.root}/_config", changes)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+    def __enter__(self) -> FakeOpenAIProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def config_to_argv(settings: Mapping[str, Any]) -> list[str]:
+    argv: list[str] = []
+    for key, value in settings.items():
+        if value is None:
+            continue
+        if key == "script":
+            argv += ["--script-json", json.dumps([asdict(r) if isinstance(r, ScriptRule) else r for r in value])]
+        else:
+            argv += [f"--{key.replace('_', '-')}", str(value)]
+    return argv
+
+
+@contextlib.contextmanager
+def spawn_fake_openai(port: int = 0, env: Mapping[str, str] | None = None, **settings: Any) -> Iterator[FakeOpenAIProcess]:
+    """Start ``python -m pytest_evals.testing.fake_openai`` and yield a handle on it."""
+    ServerConfig().update(settings)  # fail early on a misspelt setting
+    cmd = [sys.executable, "-m", "pytest_evals.testing.fake_openai", "--port", str(port), *config_to_argv(settings)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith(URL_LINE_PREFIX):
+        proc.kill()
+        raise RuntimeError(f"fake OpenAI server failed to start (printed {line!r})")
+    handle = FakeOpenAIProcess(proc, line[len(URL_LINE_PREFIX) :].strip())
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m pytest_evals.testing.fake_openai",
+        description="OpenAI-compatible chat server on loopback for tests and benchmarks.",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
+    defaults = ServerConfig()
+    for f in fields(ServerConfig):
+        if f.name == "script":
+            continue
+        default = getattr(defaults, f.name)
+        kind: Callable[[str], Any] = type(default) if default is not None else str
+        p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, default=default)
+    p.add_argument("--script", dest="script_file", help="JSON file: [{pattern, reply}, ...]")
+    p.add_argument("--script-json", dest="script_json", help="the same list inline")
+    p.add_argument("--require-key-env", help="read the required API key from this env var")
+    return p
+
+
+async def _serve_forever(args: argparse.Namespace, config: ServerConfig) -> None:
+    app = FakeOpenAIApp(config)
+    runner = web.AppRunner(app.build(), access_log=None, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, args.port, backlog=1024)
+    await site.start()
+    port = runner.addresses[0][1]
+    print(f"{URL_LINE_PREFIX}http://{args.host}:{port}/v1", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    config = ServerConfig()
+    values = {f.name: getattr(args, f.name) for f in fields(ServerConfig) if f.name != "script"}
+    if args.require_key_env:
+        values["require_key"] = os.environ[args.require_key_env]
+    script: list[Any] = []
+    if args.script_file:
+        with open(args.script_file, encoding="utf-8") as fh:
+            script = json.load(fh)
+    elif args.script_json:
+        script = json.loads(args.script_json)
+    values["script"] = script
+    config.update(values)
+    resolve_responder(config.responder)  # fail at start, not on the first request
+    asyncio.run(_serve_forever(args, config))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
