@@ -1,7 +1,53 @@
-"""pytest_evals: LLM evaluations as pytest test suites."""
+"""pytest_evals: LLM evaluations as pytest test suites.
+
+The public API is what ``__all__`` lists. Names are resolved lazily so that importing
+the package (which pytest does for every run, through the plugin) stays cheap.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__: list[str] = ["__version__"]
+_EXPORTS: dict[str, str] = {
+    # writing your own tests
+    "cases": "pytest_evals.api",
+    # extending: new tasks, results, metrics
+    "Task": "pytest_evals.tasks.base",
+    "CaseRef": "pytest_evals.tasks.base",
+    "register_task": "pytest_evals.tasks",
+    "CaseResult": "pytest_evals.results",
+    "Metric": "pytest_evals.aggregate",
+    "SuiteConfig": "pytest_evals.suite",
+    "EvalContext": "pytest_evals.context",
+    # errors that decide how a case is reported
+    "CaseInputError": "pytest_evals.errors",
+    "InfrastructureError": "pytest_evals.errors",
+    "JudgeError": "pytest_evals.errors",
+    "TargetError": "pytest_evals.errors",
+    # red-team run visualization helpers (seed 004's interface)
+    "hash_system_prompt": "pytest_evals.redteam",
+    "convert_attack_to_dict": "pytest_evals.redteam",
+    "save_system_prompt_stats": "pytest_evals.redteam",
+    "save_cluster_info": "pytest_evals.redteam",
+    "save_population_state": "pytest_evals.redteam",
+    "adversariality": "pytest_evals.redteam",
+    "load_run_dir": "pytest_evals.redteam",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_evals' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

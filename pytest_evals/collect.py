@@ -40,12 +40,22 @@ def open_suite(config: pytest.Config, path: Path, nodeid: str) -> tuple[Suite, T
     return suite, task
 
 
-class CaseFailure(Exception):
-    """The case was evaluated and missed its expectation (a FAIL)."""
+class CaseFailure(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+    """The case was evaluated and missed its expectation (a FAIL).
+
+    An outcome without a Python traceback: the message says everything, and skipping
+    pytest's source-parsing traceback formatting keeps 3,500 failures cheap.
+    """
+
+    # Shown as "CaseFailure: ..." in pytest's short summary, like pytest's own "Failed".
+    __module__ = "builtins"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
 
 
-class CaseError(Exception):
-    """The case could not be evaluated (an ERROR)."""
+class CaseError(CaseFailure):
+    """The case could not be evaluated (raised in setup, so pytest reports an ERROR)."""
 
 
 class SuiteFile(pytest.File):
@@ -66,7 +76,7 @@ class SuiteErrorItem(pytest.Item):
         self.message = message
 
     def setup(self) -> None:
-        raise CaseError(self.message)
+        raise CaseError(f"suite could not be loaded:\n{self.message}")
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         pass
@@ -94,27 +104,24 @@ class CaseItem(pytest.Item):
         if result.status == "skipped":
             pytest.skip(result.message or "skipped")
         if result.status == "error":
-            raise CaseError(result.message or "error")
+            raise CaseError(format_failure(self, result))
 
     def runtest(self) -> None:
-        assert self.evals_result is not None
-        if self.evals_result.status == "failed":
-            raise CaseFailure(self.evals_result.message or "case failed")
+        result = self.evals_result
+        assert result is not None
+        if result.status == "failed":
+            raise CaseFailure(format_failure(self, result))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.ref.line - 1 if self.ref.line else None
         return self.path, line, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
 
 
-def format_failure(item: pytest.Item, exc: BaseException) -> str:
-    """The text a reviewer sees for a failed or erroring case."""
-    if isinstance(item, SuiteErrorItem):
-        return f"suite could not be loaded:\n{exc}"
-    assert isinstance(item, CaseItem)
-    result = item.evals_result
-    lines = [f"case {item.ref.case_id} ({item.ref.source})"]
-    if result is not None and result.status == "error":
-        lines.append(f"ERROR [{result.error_kind}]: {result.message}")
+def format_failure(item: CaseItem, result: CaseResult) -> str:
+    """The text a reviewer sees for a failed or erroring case (message first: the short
+    summary shows only the first line)."""
+    if result.status == "error":
+        lines = [f"[{result.error_kind} error] {result.message}"]
         raw = result.details.get("raw_reply")
         if raw:
             lines.append(f"raw reply: {str(raw)[:2000]}")
@@ -122,5 +129,6 @@ def format_failure(item: pytest.Item, exc: BaseException) -> str:
         if tb:
             lines.append(tb.rstrip())
     else:
-        lines.append(str(exc))
+        lines = [result.message or "case failed"]
+    lines.append(f"case {item.ref.case_id} at {item.ref.source}")
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_evals import api, hookspecs
-from pytest_evals.collect import CaseError, CaseFailure, CaseItem, SuiteErrorItem, SuiteFile, format_failure
+from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
 from pytest_evals.partition import CASE_FILE_PATTERNS
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.session import STATE_KEY, EvalSession, get_state
@@ -123,7 +123,6 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
-    exc = call.excinfo.value if call.excinfo is not None else None
     if isinstance(item, CaseItem) and item.evals_result is not None:
         # The result rides on the report of the phase that decided the outcome.
         if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
@@ -139,8 +138,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             error_kind="config",
         )
         setattr(report, REPORT_ATTR, result.to_json())
-    if report.failed and isinstance(exc, (CaseFailure, CaseError)):
-        report.longrepr = format_failure(item, exc)
     return report
 
 

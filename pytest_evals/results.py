@@ -8,7 +8,7 @@ details to disk and keeps only the light part in memory, so 35,000 cases stay ch
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["passed", "failed", "error", "skipped"]
@@ -39,7 +39,9 @@ class CaseResult:
     duration: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Fields already hold plain JSON values; a shallow copy is enough (asdict's
+        # recursive deep copy cost more than the rest of the item's bookkeeping).
+        return dict(self.__dict__)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CaseResult:
