@@ -76,12 +76,14 @@ def _history(value: Any, source: str, field: str) -> list[Turn]:
         except ValueError as exc:
             raise CaseInputError(f"{source}: field {field!r}: {exc}") from None
     if isinstance(value, list):
-        try:
-            turns = [Turn.model_validate(t) for t in value]
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise CaseInputError(f"{source}: field {field!r}: turn {where}: {first['msg']}") from None
+        turns = []
+        for i, turn in enumerate(value):
+            try:
+                turns.append(Turn.model_validate(turn))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in (i, *first["loc"]))
+                raise CaseInputError(f"{source}: field {field!r}: turn {where}: {first['msg']}") from None
         if turns:
             return turns
     raise CaseInputError(

@@ -1,1 +1,74 @@
-"""llm"""
+"""The LLM layer: a cached, concurrent, retrying OpenAI-compatible client and judges.
+
+Importing this package is cheap: the openai SDK, aiohttp and diskcache load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_evals.llm.client import ChatResponse, LLMClient
+from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.judge import Judge, parse_verdict
+from pytest_evals.llm.settings import LLMSettings, settings_from_config
+
+if TYPE_CHECKING:
+    from pytest_evals.engine import Engine
+
+__all__ = [
+    "ChatResponse",
+    "DryRunSkip",
+    "Judge",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "OfflineError",
+    "get_client",
+    "get_settings",
+    "is_offline",
+    "parse_verdict",
+]
+
+_client_key = pytest.StashKey["LLMClient"]()
+_settings_key = pytest.StashKey[LLMSettings]()
+
+
+def get_settings(config: pytest.Config) -> LLMSettings:
+    """This process's LLM settings (resolved once from options, ini and environment)."""
+    settings = config.stash.get(_settings_key, None)
+    if settings is None:
+        settings = settings_from_config(config)
+        config.stash[_settings_key] = settings
+    return settings
+
+
+def _session_engine(config: pytest.Config) -> Engine | None:
+    try:
+        from pytest_evals.session import get_engine
+
+        return get_engine(config)
+    except (ImportError, KeyError, AttributeError):
+        # No session yet (client used outside a pytest run of the plugin): the client
+        # then runs its own engine for sync callers.
+        return None
+
+
+def get_client(config: pytest.Config) -> LLMClient:
+    """The process-wide client (one per pytest process / xdist worker)."""
+    client = config.stash.get(_client_key, None)
+    if client is None:
+        client = LLMClient(get_settings(config), engine=_session_engine(config))
+        config.stash[_client_key] = client
+    return client
+
+
+def peek_client(config: pytest.Config) -> LLMClient | None:
+    """The client if one was created (the plugin's summary must not create one)."""
+    return config.stash.get(_client_key, None)
+
+
+def is_offline(config: pytest.Config) -> bool:
+    """True when no endpoint is configured (no base URL, no API key) or --evals-offline."""
+    return get_settings(config).offline

@@ -38,7 +38,9 @@ def parse_price(text: str) -> tuple[str, tuple[float, float]]:
     try:
         prices = (float(parts[0]), float(parts[1]))
     except ValueError:
-        raise ValueError(f"--evals-price {text!r}: prices must be numbers (USD per 1M tokens)") from None
+        raise ValueError(
+            f"--evals-price {text!r}: prices must be numbers (USD per 1M tokens)"
+        ) from None
     if min(prices) < 0:
         raise ValueError(f"--evals-price {text!r}: prices cannot be negative")
     return model.strip(), prices
@@ -59,7 +61,9 @@ def price_for(model: str, table: Mapping[str, tuple[float, float]]) -> tuple[flo
     return table[best] if best is not None else None
 
 
-def cost_of(model: str, prompt_tokens: int, completion_tokens: int, table: Mapping[str, tuple[float, float]]) -> float | None:
+def cost_of(
+    model: str, prompt_tokens: int, completion_tokens: int, table: Mapping[str, tuple[float, float]]
+) -> float | None:
     """USD, or None when the model has no known price."""
     price = price_for(model, table)
     if price is None:

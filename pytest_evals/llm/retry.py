@@ -36,7 +36,9 @@ class AttemptError(Exception):
         return self.status in THROTTLE_STATUS
 
 
-def status_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> AttemptError:
+def status_error(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> AttemptError:
     retry_after = parse_retry_after(headers) if headers is not None else None
     return AttemptError(
         f"HTTP {status}: {message}" if message else f"HTTP {status}",

@@ -53,7 +53,7 @@ class LLMSettings:
     refresh: bool = False
     dry_run: bool = False
     force_offline: bool = False
-    transport: Transport = "openai"
+    transport: Transport = "aiohttp"
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Identifies one pytest run (shared by its xdist workers): with --evals-refresh an
     #: answer written during this run counts as fresh, so workers do not re-ask it.
@@ -61,7 +61,9 @@ class LLMSettings:
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
-            raise ValueError(f"--evals-transport {self.transport!r}: choose one of {', '.join(TRANSPORTS)}")
+            raise ValueError(
+                f"--evals-transport {self.transport!r}: choose one of {', '.join(TRANSPORTS)}"
+            )
         if self.concurrency < 1:
             raise ValueError(f"--evals-concurrency must be at least 1, got {self.concurrency}")
         if self.timeout <= 0:
@@ -155,7 +157,9 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         timeout=number("timeout", float, 60.0),
         max_retries=number("max_retries", int, 6),
         max_tokens=number("max_tokens", int, None),
-        temperature=0.0 if temperature is None else _optional_number(temperature, float, "--evals-temperature"),
+        temperature=0.0
+        if temperature is None
+        else _optional_number(temperature, float, "--evals-temperature"),
         seed=number("model_seed", int, None),
         concurrency=number("concurrency", int, 32),
         cache_dir=Path(str(cache_dir)).expanduser() if cache_dir else default_cache_dir(),
@@ -163,8 +167,10 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         refresh=_bool(pick("refresh", ini=False) or False),
         dry_run=_bool(pick("dry_run", ini=False) or False),
         force_offline=_bool(pick("offline") or False),
-        transport=pick("transport") or "openai",
-        prices=build_price_table([*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]),
+        transport=pick("transport") or "aiohttp",
+        prices=build_price_table(
+            [*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]
+        ),
         **extra,
     )
 

@@ -34,7 +34,7 @@ class RagMetricSpec(MetricSpec):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: MetricName  # type: ignore[assignment]
+    name: MetricName
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     temperature: float | None = Field(default=None, ge=0.0)
     #: Offline (embedding) judge only: the cosine similarity that counts as a match.

@@ -30,7 +30,10 @@ async def run_metric(spec: RagMetricSpec, repeats: int, runner: Runner, judge: s
     )
     for i, res in enumerate(results):
         if isinstance(res, (JudgeError, InfrastructureError)):
-            outcome.errors.append(RunError(i, res.kind, str(res), getattr(res, "raw_reply", None)))
+            message = str(res)
+            if not message.startswith(f"{spec.name}:"):
+                message = f"{spec.name}: {message}"
+            outcome.errors.append(RunError(i, res.kind, message, getattr(res, "raw_reply", None)))
         elif isinstance(res, BaseException):
             raise res
         else:

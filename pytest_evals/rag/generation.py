@@ -19,6 +19,7 @@ from pytest_evals.tasks.base import validation_message
 
 ANSWER_ALIASES: tuple[str, ...] = ("llm_answer", "answer", "text")
 CONTEXT_ALIASES: tuple[str, ...] = ("structured_contexts", "contexts")
+PROTECTED: tuple[str, ...] = ("question", "ideal_answer", "id")
 
 
 def _first(output: dict[str, Any], names: Sequence[str]) -> tuple[bool, Any]:
@@ -41,6 +42,11 @@ def merge_output(case: RagCase, output: Any, where: str, metrics: Sequence[str])
     has_contexts, contexts = _first(output, CONTEXT_ALIASES)
     if has_contexts:
         data["structured_contexts"] = contexts
+    for key, value in output.items():
+        # Other outputs (model name, retrieval scores) are kept in generated.jsonl; the
+        # target may not rewrite what the case asked or expected.
+        if key not in (*ANSWER_ALIASES, *CONTEXT_ALIASES, *PROTECTED):
+            data[key] = value
     try:
         completed = RagCase.model_validate(data)
     except ValidationError as exc:

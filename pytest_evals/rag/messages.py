@@ -19,7 +19,8 @@ def _short(text: str, limit: int = REASON_CHARS) -> str:
 
 def metric_line(outcome: MetricOutcome) -> str:
     if outcome.failed:
-        return f"ERROR {outcome.name}: {outcome.error_message()}"
+        # error messages start with the metric's name
+        return f"ERROR {outcome.error_message()}"
     score = outcome.score
     assert score is not None
     mark = "ok  " if outcome.passed else "FAIL"

@@ -47,10 +47,10 @@ if TYPE_CHECKING:
 #: Cosine that counts as a match, per metric (``similarity:`` in a metric entry overrides).
 #: Chosen on the example suite's cases; see docs/rag.md for the figures.
 OFFLINE_SIMILARITY: dict[str, float] = {
-    "relevance": 0.3,
+    "relevance": 0.25,
     "faithfulness": 0.6,
     "context_relevancy": 0.5,
-    "coherence": 0.4,
+    "coherence": 0.35,
     "factual_correctness": 0.6,
     "factual_recall": 0.6,
 }
@@ -63,7 +63,8 @@ def _cos(value: float) -> float:
 
 
 def _label(name: str) -> str:
-    return f"offline embedding baseline ({name})"
+    # "all-MiniLM-L6-v2 (embedded offline judge)" -> "all-MiniLM-L6-v2"
+    return f"offline embedding baseline, {name.split(' (')[0]}"
 
 
 def score_relevance(sentences: Sequence[str], to_question: Sequence[float], threshold: float,
@@ -92,12 +93,12 @@ def score_faithfulness(claims: Sequence[str], context_sentences: Sequence[str],
                        sim: Sequence[Sequence[float]], threshold: float,
                        model: str = "embeddings") -> RunOutcome:
     """``sim[i][j]``: cosine of claim i and context sentence j."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, claim in enumerate(claims):
         best, match = _best(sim[i], context_sentences)
         rows.append({"claim": claim, "verdict": "yes" if best >= threshold else "no",
                      "similarity": best, "closest_context": match})
-    verdicts = [r["verdict"] for r in rows]
+    verdicts = [str(r["verdict"]) for r in rows]
     score = faithfulness_score(verdicts)
     reason = (f"{_label(model)}: {verdicts.count('yes')} of {len(verdicts)} answer sentences have a "
               f"context sentence at cosine >= {threshold:g} (support, not contradiction, is measured)")
@@ -107,12 +108,12 @@ def score_faithfulness(claims: Sequence[str], context_sentences: Sequence[str],
 def score_context_relevancy(needs: Sequence[str], context_sentences: Sequence[str],
                             sim: Sequence[Sequence[float]], threshold: float, needs_from: str,
                             model: str = "embeddings") -> RunOutcome:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, need in enumerate(needs):
         best, match = _best(sim[i], context_sentences)
         rows.append({"need": need, "verdict": "yes" if best >= threshold else "no",
                      "similarity": best, "closest_context": match})
-    verdicts = [r["verdict"] for r in rows]
+    verdicts = [str(r["verdict"]) for r in rows]
     score = context_relevancy_score(verdicts)
     reason = (f"{_label(model)}: {verdicts.count('yes')} of {len(verdicts)} information needs "
               f"({needs_from}) have a context sentence at cosine >= {threshold:g}")

@@ -43,6 +43,8 @@ class RunOutcome:
 
 @dataclass
 class RunError:
+    """A run that produced no score; ``message`` starts with the metric's name."""
+
     repeat: int
     kind: str
     message: str
@@ -91,7 +93,7 @@ class MetricOutcome:
 
     def error_message(self) -> str:
         if not self.errors:
-            return "no run produced a score"
+            return f"{self.name}: no run produced a score"
         first = self.errors[0]
         runs = "" if len(self.errors) == 1 else f" ({len(self.errors)} runs failed)"
         return f"{first.message}{runs}"

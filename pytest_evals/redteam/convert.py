@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_evals.redteam.schema import Attack, SystemPromptStats, dump
+from pytest_evals.redteam.schema import Attack, SystemPromptMeta, SystemPromptStats, dump
 from pytest_evals.redteam.scoring import compute_adversarial_score
 
 
@@ -50,13 +50,14 @@ def to_attack(attack: Any) -> Attack:
         raise ValueError(f"invalid attack: {describe_validation_error(exc)}") from None
 
 
-def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
-    """The normalized attack dict; ``aux_info.adversarial_score`` inserted when computable.
+def scored_attack(attack: Any) -> Attack:
+    """:func:`to_attack`, with ``aux_info.adversarial_score`` filled in when computable.
 
-    A stored adversarial score is kept as given. Every rating carries an ``aux_info``
-    mapping and the attack an ``aux_info`` mapping, so readers never test for absence.
+    A stored adversarial score is kept as given. The caller's object is never modified.
     """
-    model = to_attack(attack).model_copy(deep=True)
+    model = to_attack(attack)
+    if model is attack:
+        model = model.model_copy(deep=True)
     if model.aux_info.adversarial_score is None:
         score = compute_adversarial_score(model)
         if score is not None:
@@ -64,6 +65,11 @@ def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
             aux.adversarial_score = score
             # Re-assigning marks aux_info as given, so dump() keeps it.
             model.aux_info = aux
+    return model
+
+
+def attack_to_dict(model: Attack) -> dict[str, Any]:
+    """Schema data of an attack; every rating and the attack carry an ``aux_info`` mapping."""
     data = dump(model)
     data.setdefault("aux_info", {})
     for response in data["responses"]:
@@ -72,8 +78,24 @@ def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
     return data
 
 
+def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
+    """The normalized attack dict; ``aux_info.adversarial_score`` inserted when computable.
+
+    Accepts a dict, a schema :class:`Attack`, or a runner's dataclass with the same
+    fields. Readers never need to test for a missing ``aux_info``.
+    """
+    return attack_to_dict(scored_attack(attack))
+
+
 def validate_stats(data: Mapping[str, Any]) -> SystemPromptStats:
     try:
         return SystemPromptStats.model_validate(dict(data))
     except ValidationError as exc:
         raise ValueError(f"invalid system prompt stats: {describe_validation_error(exc)}") from None
+
+
+def validate_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        return dump(SystemPromptMeta.model_validate(dict(meta)))
+    except ValidationError as exc:
+        raise ValueError(f"invalid system prompt stats: {describe_validation_error(exc, 'meta')}") from None

@@ -6,6 +6,8 @@ only that file is skipped: the rest of the seed and the run still load.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
@@ -83,6 +85,23 @@ class RunData:
         return f"{self.runner}/{self.name}"
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many small objects that all stay alive.
+
+    Loading 1,000 prompt files creates ~200,000 objects; each automatic collection
+    walks all of them again, which made loading ~6x slower. Nothing built here is
+    cyclic garbage, so collections would find nothing anyway.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _natural(text: str) -> tuple[Any, ...]:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
@@ -119,6 +138,8 @@ def load_prompt_file(path: Path) -> PromptRecord:
     except ValidationError as exc:
         raise LoadError(_issue_from_validation(path, exc)) from None
     scores = [attack_adversarial_score(a) for a in stats.attacks]
+    mean: float | None
+    stdev: float | None
     if stats.mean_score is not None and stats.stdev_score is not None:
         mean, stdev, source = stats.mean_score, stats.stdev_score, "file"
     else:
@@ -194,8 +215,9 @@ def load_run_dir(path: str | os.PathLike[str], runner: str | None = None) -> Run
         raise FileNotFoundError(f"{run_path}: not a directory")
     run = RunData(runner=runner or run_path.parent.name, name=run_path.name, path=run_path)
     seed_dirs = [p for p in run_path.iterdir() if p.is_dir() and SEED_DIR.match(p.name)]
-    for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
-        run.seeds.append(load_seed_dir(seed_path, run.issues))
+    with gc_paused():
+        for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
+            run.seeds.append(load_seed_dir(seed_path, run.issues))
     return run
 
 

@@ -62,6 +62,25 @@ def mean_normalized(attack: Attack, rater_name: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def missing_reason(attack: Attack) -> str | None:
+    """Why :func:`compute_adversarial_score` is N/A for ``attack`` (None when it is not)."""
+    if not attack.responses:
+        return "the attack has no responses"
+    if len(attack.responses[0].ratings) < 2:
+        return "the first response has fewer than two ratings (no default rater pair)"
+    pair = default_rater_pair(attack)
+    if pair is None:
+        return "the first two ratings are by the same rater (no default rater pair)"
+    for name in pair:
+        for i, response in enumerate(attack.responses):
+            rating = rating_of(response, name)
+            if rating is None:
+                return f"response {i + 1} has no rating by {name}"
+            if rating.aux_info.normalized_score is None:
+                return f"response {i + 1} has no normalized_score from {name}"
+    return None
+
+
 def compute_adversarial_score(attack: Attack) -> float | None:
     """The attack's adversarial score from its ratings (ignoring any stored value)."""
     pair = default_rater_pair(attack)

@@ -11,40 +11,61 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.redteam.convert import convert_attack_to_dict, hash_system_prompt, validate_stats
-from pytest_evals.redteam.schema import CLUSTER_INFO_FILE, POPULATION_FILE, Attack, dump
-from pytest_evals.redteam.scoring import attack_adversarial_score, score_stats
+from pytest_evals.redteam.convert import (
+    attack_to_dict,
+    hash_system_prompt,
+    scored_attack,
+    validate_meta,
+    validate_stats,
+)
+from pytest_evals.redteam.schema import CLUSTER_INFO_FILE, POPULATION_FILE, dump
+from pytest_evals.redteam.scoring import score_stats
 
 LOCK_FILE = ".lock"
 
 
 def seed_dir(run_path: str | os.PathLike[str], seed_id: int | str) -> Path:
-    return Path(run_path) / f"seed_{seed_id}"
+    """``<run>/seed_<id>``; an id that would leave the run directory is refused."""
+    text = str(seed_id)
+    if not text or "/" in text or "\\" in text or text in (".", "..") or "\0" in text:
+        raise ValueError(f"seed id {text!r} cannot be a directory name (no slashes, not '.' or '..')")
+    return Path(run_path) / f"seed_{text}"
 
 
-def atomic_write_json(path: Path, data: Any) -> None:
-    """UTF-8 JSON, indent 2, via a temporary file renamed over ``path``."""
+def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
+    """Write UTF-8 text via a uniquely named temporary file renamed over ``path``.
+
+    ``durable=False`` skips the fsync: readers still never see half a file, but a power
+    cut may leave an empty one (fine for throw-away data such as benchmark fixtures).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Serialise first: a value that cannot be written must not leave a temporary file.
-    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_json(path: Path, data: Any, durable: bool = True) -> None:
+    """UTF-8 JSON, indent 2, written atomically."""
+    # Serialise first: a value that cannot be written must not leave a temporary file.
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    atomic_write_text(path, text, durable)
 
 
 @contextlib.contextmanager
@@ -71,23 +92,25 @@ def build_stats(
     mean_score: float | None = None,
     stdev_score: float | None = None,
 ) -> dict[str, Any]:
-    """A validated SystemPromptStats dict; mean/stdev computed from the attacks when None."""
+    """A valid SystemPromptStats dict; mean/stdev computed from the attacks when None."""
     if meta is None:
         raise ValueError("meta is required and must include 'step' and 'operation'")
-    attack_dicts = [convert_attack_to_dict(a) for a in attacks]
-    data: dict[str, Any] = {"system_prompt": system_prompt, "meta": dict(meta)}
+    if not isinstance(system_prompt, str):
+        raise ValueError(f"invalid system prompt stats: field 'system_prompt': expected a string, got {type(system_prompt).__name__}")
+    models = [scored_attack(a) for a in attacks]
+    data: dict[str, Any] = {"system_prompt": system_prompt, "meta": validate_meta(meta)}
     if mean_score is None or stdev_score is None:
-        models = [Attack.model_validate(a) for a in attack_dicts]
-        mean, stdev = score_stats(attack_adversarial_score(a) for a in models)
+        mean, stdev = score_stats(m.aux_info.adversarial_score for m in models)
         mean_score = mean if mean_score is None else mean_score
         stdev_score = stdev if stdev_score is None else stdev_score
     # N/A stays absent (the seed's "optional") rather than a made-up number.
-    if mean_score is not None:
-        data["mean_score"] = mean_score
-    if stdev_score is not None:
-        data["stdev_score"] = stdev_score
-    data["attacks"] = attack_dicts
-    return dump(validate_stats(data))
+    for key, value in (("mean_score", mean_score), ("stdev_score", stdev_score)):
+        if value is not None:
+            if not math.isfinite(value):
+                raise ValueError(f"invalid system prompt stats: field {key!r} is not finite ({value})")
+            data[key] = float(value)
+    data["attacks"] = [attack_to_dict(m) for m in models]
+    return data
 
 
 def save_system_prompt_stats(
@@ -121,7 +144,7 @@ def merge_system_prompt_attacks(
     directory = seed_dir(run_path, seed_id)
     prompt_hash = hash_system_prompt(system_prompt)
     path = directory / f"{prompt_hash}.json"
-    new = [convert_attack_to_dict(a) for a in attacks]
+    new = [attack_to_dict(scored_attack(a)) for a in attacks]
     with seed_lock(directory):
         merged: dict[tuple[str, str], dict[str, Any]] = {}
         if path.exists():

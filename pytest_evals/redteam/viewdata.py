@@ -10,7 +10,7 @@ seed:     id, cluster {summary, train_batch_size, sample_train_prompts} | null,
 prompt:   h (hash), file, sp (system prompt), step, op, meta (other meta keys), mean, std,
           src ("file" | "computed"), attacks
 attack:   sys (its system prompt when it differs from sp, else null), u (user prompt),
-          adv, advSrc ("file" | "computed" | null), aux (other aux_info keys),
+          adv, advSrc ("file" | "computed" | null), advWhy (why adv is N/A), aux (other aux_info keys),
           mr / mn (per run rater: mean raw / mean normalized score, null when absent), resp
 response: a (assistant text), len (characters), raw / norm / why (per run rater), x (other
           rating aux_info keys per rater, only when present)
@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_evals.redteam.loader import PromptRecord, RunData, SeedData
 from pytest_evals.redteam.schema import Attack, RatedResponse, dump
-from pytest_evals.redteam.scoring import rating_of
+from pytest_evals.redteam.scoring import missing_reason, rating_of
 
 PAYLOAD_VERSION = 1
 
@@ -82,6 +82,7 @@ def attack_values(attack: Attack, record_prompt: str, adv: float | None, names: 
         "u": attack.user,
         "adv": _num(adv),
         "advSrc": None if adv is None else ("file" if stored else "computed"),
+        "advWhy": missing_reason(attack) if adv is None else None,
         "aux": aux,
         "mr": [_mean([r["raw"][i] for r in responses]) for i in range(len(names))],
         "mn": [_mean([r["norm"][i] for r in responses]) for i in range(len(names))],
@@ -136,7 +137,7 @@ def run_values(run: RunData) -> dict[str, Any]:
     }
 
 
-def build_payload(runs: Sequence[RunData], source: str = "", issues: Sequence[Any] = ()) -> dict[str, Any]:
+def build_payload(runs: Sequence[RunData], source: str = "") -> dict[str, Any]:
     return {
         "v": PAYLOAD_VERSION,
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

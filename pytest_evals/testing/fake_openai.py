@@ -69,9 +69,7 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            str(part.get("text", "")) for part in content if isinstance(part, Mapping)
-        )
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
     return "" if content is None else str(content)
 
 
@@ -112,10 +110,10 @@ def resolve_responder(spec: str | Responder) -> Responder:
         raise ValueError(
             f"responder {spec!r}: expected one of {sorted(BUILTIN_RESPONDERS)} or 'module:function'"
         )
-    func = getattr(importlib.import_module(module_name), attr)
+    func: Responder = getattr(importlib.import_module(module_name), attr)
     if not callable(func):
         raise ValueError(f"responder {spec!r} is not callable")
-    return func  # type: ignore[no-any-return]
+    return func
 
 
 @dataclass
@@ -134,8 +132,8 @@ class ServerConfig:
     latency: float = 0.0
     #: Uniform extra latency in [0, latency_jitter).
     latency_jitter: float = 0.0
-    #: Built-in responder name or "module:function" (request JSON -> reply text).
-    responder: str = "echo"
+    #: Built-in responder name, "module:function" or a callable (request JSON -> reply text).
+    responder: str | Responder = "echo"
     #: Scripted replies, tried in order before the responder.
     script: list[ScriptRule] = field(default_factory=list)
     #: Fault probabilities per attempt; they are tried in this order on one draw.
@@ -168,7 +166,10 @@ class ServerConfig:
             setattr(self, key, value)
 
     def public(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["script"] = [asdict(rule) for rule in self.script]
+        if callable(self.responder):
+            data["responder"] = getattr(self.responder, "__name__", type(self.responder).__name__)
         data["require_key"] = "***" if self.require_key else None
         return data
 
@@ -207,7 +208,9 @@ def _fake_tokens(text: str) -> int:
 
 def _completion_body(request: dict[str, Any], reply: str, n: int) -> dict[str, Any]:
     prompt_text = "".join(
-        _content_text(m.get("content")) for m in request.get("messages") or [] if isinstance(m, Mapping)
+        _content_text(m.get("content"))
+        for m in request.get("messages") or []
+        if isinstance(m, Mapping)
     )
     prompt_tokens = _fake_tokens(prompt_text) + 4 * len(request.get("messages") or [])
     completion_tokens = _fake_tokens(reply)
@@ -238,7 +241,10 @@ def _error_body(message: str, type_: str, code: str | None = None) -> dict[str, 
 
 
 _MALFORMED: tuple[tuple[str, str], ...] = (
-    ('{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess', "application/json"),
+    (
+        '{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "mess',
+        "application/json",
+    ),
     ("<html><body>502 Bad Gateway</body></html>", "text/html"),
     ('{"id": "chatcmpl-nochoices", "object": "chat.completion"}', "application/json"),
 )
@@ -250,7 +256,7 @@ class FakeOpenAIApp:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.state = _State()
-        self._responder_spec: str | None = None
+        self._responder_spec: str | Responder | None = None
         self._responder: Responder = echo_responder
         self._log_lock = threading.Lock()
 
@@ -313,8 +319,7 @@ class FakeOpenAIApp:
         n = state.received
         state.in_flight += 1
         state.max_in_flight = max(state.max_in_flight, state.in_flight)
-        outcome = "ok"
-        entry: dict[str, Any] = {"n": n, "t": time.time(), "pid": os.getpid()}
+        entry: dict[str, Any] = {"n": n, "t": time.time(), "pid": os.getpid(), "outcome": "ok"}
         try:
             body_hash = hashlib.sha256(raw).hexdigest()
             state.attempts_per_body[body_hash] += 1
@@ -325,7 +330,7 @@ class FakeOpenAIApp:
                 if not isinstance(payload, dict):
                     raise ValueError("body is not an object")
             except ValueError as exc:
-                outcome = "bad_request"
+                self._record(entry, "bad_request")
                 return web.json_response(
                     _error_body(f"invalid JSON body: {exc}", "invalid_request_error"), status=400
                 )
@@ -333,40 +338,52 @@ class FakeOpenAIApp:
             if cfg.require_key is not None:
                 auth = request.headers.get("Authorization", "")
                 if auth != f"Bearer {cfg.require_key}":
-                    outcome = "unauthorized"
+                    self._record(entry, "unauthorized")
                     given = auth.removeprefix("Bearer ")
                     return web.json_response(
                         _error_body(
-                            f"Incorrect API key provided: {given}.", "invalid_request_error", "invalid_api_key"
+                            f"Incorrect API key provided: {given}.",
+                            "invalid_request_error",
+                            "invalid_api_key",
                         ),
                         status=401,
                     )
-            delay = cfg.latency + (random.random() * cfg.latency_jitter if cfg.latency_jitter else 0.0)
+            delay = cfg.latency + (
+                random.random() * cfg.latency_jitter if cfg.latency_jitter else 0.0
+            )
             if delay > 0:
                 await asyncio.sleep(delay)
             fault = self.draw_fault(body_hash, attempt)
             if fault is not None:
-                outcome = fault
+                # Recorded now: a hang may never reach the end of this handler.
+                self._record(entry, fault)
                 return await self._fault_response(fault, n)
             try:
                 reply = self.reply_for(payload)
             except Exception as exc:  # a broken responder is a server error, not a crash
-                outcome = "responder_error"
+                self._record(entry, "responder_error")
                 return web.json_response(
-                    _error_body(f"responder failed: {type(exc).__name__}: {exc}", "server_error"), status=500
+                    _error_body(f"responder failed: {type(exc).__name__}: {exc}", "server_error"),
+                    status=500,
                 )
             state.answered += 1
             entry["reply"] = reply[:200]
+            self._record(entry, "ok")
             return web.json_response(_completion_body(payload, reply, n))
         finally:
             state.in_flight -= 1
-            state.outcomes[outcome] += 1
-            entry["outcome"] = outcome
-            self._write_log(entry)
+
+    def _record(self, entry: dict[str, Any], outcome: str) -> None:
+        entry["outcome"] = outcome
+        self.state.outcomes[outcome] += 1
+        self._write_log(entry)
 
     async def _fault_response(self, fault: str, n: int) -> web.StreamResponse:
         cfg = self.config
-        if fault == "429":
+        status = 429 if fault == "429" else 500 if fault == "500" else None
+        if fault.startswith("status_"):
+            status = int(fault.removeprefix("status_"))
+        if status == 429:
             return web.json_response(
                 _error_body("Rate limit reached (fake server).", "requests", "rate_limit_exceeded"),
                 status=429,
@@ -375,9 +392,10 @@ class FakeOpenAIApp:
                     "retry-after-ms": str(int(cfg.retry_after * 1000)),
                 },
             )
-        if fault == "500" or fault.startswith("status_"):
-            status = 500 if fault == "500" else int(fault.removeprefix("status_"))
-            return web.json_response(_error_body("The server had an error (fake).", "server_error"), status=status)
+        if status is not None:
+            return web.json_response(
+                _error_body("The server had an error (fake).", "server_error"), status=status
+            )
         if fault == "malformed":
             text, content_type = _MALFORMED[n % len(_MALFORMED)]
             return web.Response(text=text, content_type=content_type, status=200)
@@ -386,7 +404,9 @@ class FakeOpenAIApp:
         return web.json_response(_error_body("hang ended", "server_error"), status=504)
 
     async def models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        return web.json_response(
+            {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+        )
 
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.state.stats())
@@ -409,7 +429,14 @@ class FakeOpenAIApp:
 class FakeOpenAI:
     """The server on a background thread of this process. Use as a context manager."""
 
-    def __init__(self, config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = 0, **settings: Any) -> None:
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        **settings: Any,
+    ) -> None:
         self.app = FakeOpenAIApp(config)
         if settings:
             self.app.config.update(settings)
@@ -460,7 +487,9 @@ class FakeOpenAI:
         self._thread.start()
         ready.wait(30)
         if not started or started[0] is not None:
-            raise RuntimeError(f"fake OpenAI server did not start: {started[0] if started else 'timeout'}")
+            raise RuntimeError(
+                f"fake OpenAI server did not start: {started[0] if started else 'timeout'}"
+            )
         return self
 
     def _call(self, func: Callable[[], Any]) -> Any:
@@ -488,9 +517,19 @@ class FakeOpenAI:
         loop, runner = self._loop, self._runner
         if loop is None:
             return
-        if runner is not None:
-            with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+
+        async def _shutdown() -> None:
+            if runner is not None:
+                with contextlib.suppress(Exception):
+                    await runner.cleanup()
+            # Hung handlers (fault injection) may outlive the runner's grace period.
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_shutdown(), loop).result(15)
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
@@ -556,17 +595,29 @@ def config_to_argv(settings: Mapping[str, Any]) -> list[str]:
         if value is None:
             continue
         if key == "script":
-            argv += ["--script-json", json.dumps([asdict(r) if isinstance(r, ScriptRule) else r for r in value])]
+            argv += [
+                "--script-json",
+                json.dumps([asdict(r) if isinstance(r, ScriptRule) else r for r in value]),
+            ]
         else:
             argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv
 
 
 @contextlib.contextmanager
-def spawn_fake_openai(port: int = 0, env: Mapping[str, str] | None = None, **settings: Any) -> Iterator[FakeOpenAIProcess]:
+def spawn_fake_openai(
+    port: int = 0, env: Mapping[str, str] | None = None, **settings: Any
+) -> Iterator[FakeOpenAIProcess]:
     """Start ``python -m pytest_evals.testing.fake_openai`` and yield a handle on it."""
     ServerConfig().update(settings)  # fail early on a misspelt setting
-    cmd = [sys.executable, "-m", "pytest_evals.testing.fake_openai", "--port", str(port), *config_to_argv(settings)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest_evals.testing.fake_openai",
+        "--port",
+        str(port),
+        *config_to_argv(settings),
+    ]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
     )

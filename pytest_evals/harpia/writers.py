@@ -1,0 +1,91 @@
+"""The HarpIA output file (one object per enabled metric) and log file (JSON Lines).
+
+Both are written on the controller at the end of the session, from the suites' summaries
+(aggregated scores) and the light case results (per-instance results), in case order, so
+a plain run and ``-n 2`` write the same content. Key spellings are documented in
+docs/harpia.md and fixed by the JSON Schemas in ``pytest_evals/harpia/schemas/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_evals.harpia.scores import DATA_INSTANCE_ID, DATA_METRICS, TABLE_KEY
+from pytest_evals.results import CaseResult
+
+#: In an output or log path, replaced by the suite's name (one file per suite).
+SUITE_PLACEHOLDER = "{suite}"
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+OUTPUT_SCHEMA = SCHEMA_DIR / "output.schema.json"
+LOG_SCHEMA = SCHEMA_DIR / "log.schema.json"
+
+
+def harpia_suites(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Suite summaries of HarpIA suites that were aggregated (in summary order)."""
+    return [s for s in summary.get("suites", []) if TABLE_KEY in (s.get("tables") or {})]
+
+
+def output_objects(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
+    table = suite["tables"][TABLE_KEY]
+    return [{**obj, "suite": suite["name"], "input": table["input"]} for obj in table["metrics"]]
+
+
+def log_lines(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> Iterator[dict[str, Any]]:
+    """One line per (metric, scored instance); metrics without instance results write none."""
+    objects = suite["tables"][TABLE_KEY]["metrics"]
+    scored = sorted((r for r in results if r.status in ("passed", "failed")), key=lambda r: (r.index, r.case_id))
+    for obj in objects:
+        for r in scored:
+            entry = (r.data.get(DATA_METRICS) or {}).get(obj["name"])
+            if entry is None:
+                continue
+            yield {
+                "suite": suite["name"],
+                "instance_id": r.data.get(DATA_INSTANCE_ID, r.case_id),
+                "metric_id": obj["id"],
+                "name": obj["name"],
+                "parameters": obj["parameters"],
+                "result": entry["result"],
+                "reference_index": entry.get("reference_index"),
+                "passed": entry.get("passed"),
+            }
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _targets(pattern: str, suites: Sequence[Mapping[str, Any]]) -> dict[Path, list[Mapping[str, Any]]]:
+    """Which suites go into which file: one file, or one per suite with ``{suite}``."""
+    if SUITE_PLACEHOLDER in pattern:
+        return {Path(pattern.replace(SUITE_PLACEHOLDER, str(s["name"]))): [s] for s in suites}
+    return {Path(pattern): list(suites)}
+
+
+def write_output(pattern: str, suites: Sequence[Mapping[str, Any]]) -> list[Path]:
+    written = []
+    for path, group in _targets(pattern, suites).items():
+        objects = [obj for s in group for obj in output_objects(s)]
+        _atomic_write(path, json.dumps(objects, indent=2, ensure_ascii=False) + "\n")
+        written.append(path)
+    return written
+
+
+def write_log(
+    pattern: str, suites: Sequence[Mapping[str, Any]], results_by_suite: Mapping[str, Sequence[CaseResult]]
+) -> list[Path]:
+    written = []
+    for path, group in _targets(pattern, suites).items():
+        lines: Iterable[dict[str, Any]] = (
+            line for s in group for line in log_lines(s, results_by_suite.get(s["suite"], []))
+        )
+        _atomic_write(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+        written.append(path)
+    return written

@@ -1,0 +1,528 @@
+"""The LLM client every judge and generator goes through.
+
+``await client.chat(messages, ...)`` returns a :class:`ChatResponse`. On its way it:
+
+1. builds the request body and its cache key (every field that changes the answer);
+2. answers from the cache when it can (a hit costs nothing and no slot);
+3. joins an identical request already in flight in this process, or waits for one
+   that another process (an xdist worker) has claimed;
+4. otherwise takes one of ``concurrency`` slots (adaptive: see limiter.py) and sends
+   the request, retrying 429/5xx/timeouts/connection errors/malformed bodies with
+   backoff, each attempt under a hard timeout;
+5. stores the answer before returning it (so a killed run never pays for it twice),
+   and counts requests, tokens and cost for the case and for the process.
+
+A request that still fails raises :class:`LLMError` (the case becomes an ERROR); errors
+are never cached. The client is bound to no event loop: per-loop resources (HTTP pool,
+limiter, in-flight table) are created on the loop that uses them, normally the
+session's engine loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pytest_evals import usage
+from pytest_evals.llm.cache import ResponseCache, cache_key
+from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.limiter import AdaptiveLimiter
+from pytest_evals.llm.pricing import cost_of
+from pytest_evals.llm.retry import AttemptError, Backoff
+from pytest_evals.llm.settings import LLMSettings
+from pytest_evals.llm.stats import LLMStats
+from pytest_evals.llm.tokens import estimate_completion_tokens, estimate_prompt_tokens
+from pytest_evals.llm.transport import Completion, Transport, make_transport
+
+if TYPE_CHECKING:
+    from pytest_evals.engine import Engine
+
+log = logging.getLogger("pytest_evals.llm")
+
+Messages = str | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: True when the answer came from the cache (or from an identical request in flight).
+    cached: bool = False
+    #: USD of the request at the configured prices (None: unknown model price). For a
+    #: cached answer this is what it cost when it was asked; nothing was spent now.
+    cost: float | None = None
+    finish_reason: str | None = None
+    #: The cache key (SHA-256 of the request's semantic fields) and namespace.
+    key: str = ""
+    namespace: str = "default"
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def display_url(url: str) -> str:
+    """The URL without credentials or query string (safe for reports and messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def normalize_messages(messages: Messages) -> list[dict[str, Any]]:
+    """A prompt string becomes one user message; a list is checked and copied."""
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    result = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or "role" not in message:
+            raise ValueError(
+                f"messages[{i}]: expected a mapping with 'role' and 'content', got {message!r:.80}"
+            )
+        result.append(dict(message))
+    if not result:
+        raise ValueError("messages: at least one message is required")
+    return result
+
+
+if sys.version_info >= (3, 11):
+    _attempt_deadline = asyncio.timeout
+else:  # pragma: no cover - Python 3.10
+
+    @contextlib.asynccontextmanager
+    async def _attempt_deadline(seconds: float) -> AsyncIterator[None]:
+        task = asyncio.current_task()
+        assert task is not None
+        handle = asyncio.get_running_loop().call_later(seconds, task.cancel)
+        try:
+            yield
+        except asyncio.CancelledError:
+            raise TimeoutError from None
+        finally:
+            handle.cancel()
+
+
+@dataclass
+class _LoopState:
+    """Resources bound to one event loop."""
+
+    limiter: AdaptiveLimiter
+    transport: Transport | None = None
+    inflight: dict[tuple[str, str], asyncio.Future[ChatResponse]] = field(default_factory=dict)
+    dry_counted: set[tuple[str, str]] = field(default_factory=set)
+
+
+class LLMClient:
+    """Cached, concurrency-limited, retrying client for one OpenAI-compatible endpoint."""
+
+    def __init__(self, settings: LLMSettings, *, engine: Engine | None = None) -> None:
+        self.settings = settings
+        self.stats = LLMStats()
+        self.backoff = Backoff()
+        self._engine = engine
+        self._own_engine: Engine | None = None
+        self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
+        self._lock = threading.Lock()
+        self.cache: ResponseCache | None = None
+        if settings.cache:
+            self.cache = ResponseCache(
+                settings.cache_dir,
+                run_id=settings.run_id,
+                refresh=settings.refresh,
+                claim_ttl=self.worst_case_seconds + 30,
+            )
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint, without credentials (safe to show)."""
+        return display_url(self.settings.base_url)
+
+    @property
+    def offline(self) -> bool:
+        return self.settings.offline
+
+    @property
+    def worst_case_seconds(self) -> float:
+        """Upper bound of one request: every attempt times out and every wait is maximal."""
+        s = self.settings
+        return (s.max_retries + 1) * s.timeout + s.max_retries * self.backoff.max_wait
+
+    def __repr__(self) -> str:
+        where = "offline" if self.offline else self.base_url
+        return f"LLMClient(model={self.model!r}, endpoint={where!r}, transport={self.settings.transport!r})"
+
+    def redact(self, text: str) -> str:
+        key = self.settings.api_key
+        return key.redact(text) if key is not None else text
+
+    # -- per-loop resources ---------------------------------------------------------------
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._states.get(loop)
+        if state is None:
+            with self._lock:
+                state = self._states.setdefault(
+                    loop, _LoopState(AdaptiveLimiter(self.settings.concurrency))
+                )
+        return state
+
+    def _transport(self, state: _LoopState) -> Transport:
+        if state.transport is None:
+            state.transport = make_transport(self.settings)
+        return state.transport
+
+    # -- the request ------------------------------------------------------------------------
+    def build_request(
+        self,
+        messages: Messages,
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """The JSON body sent to ``/chat/completions`` (session defaults filled in)."""
+        s = self.settings
+        body: dict[str, Any] = {"model": model or s.model, "messages": normalize_messages(messages)}
+        temperature = s.temperature if temperature is None else temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        max_tokens = s.max_tokens if max_tokens is None else max_tokens
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        seed = s.seed if seed is None else seed
+        if seed is not None:
+            body["seed"] = seed
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
+        body.update(extra)
+        return body
+
+    def key_for(self, body: Mapping[str, Any], *, repeat: int = 0, attempt: int = 0) -> str:
+        """Cache key: endpoint, body (model, messages, sampling, format, extras), repeat, attempt."""
+        return cache_key(
+            {"base_url": self.settings.base_url, "body": body, "repeat": repeat, "attempt": attempt}
+        )
+
+    async def chat(
+        self,
+        messages: Messages,
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        repeat: int = 0,
+        namespace: str = "default",
+        attempt: int = 0,
+        **extra: Any,
+    ) -> ChatResponse:
+        """Ask the model (or the cache). ``repeat``/``attempt`` make distinct keys, not sent.
+
+        ``repeat`` numbers independent samples of the same request (``n_runs`` > 1 or a
+        temperature above 0); ``attempt`` numbers a judge's re-asks after an unusable
+        reply. ``namespace`` is the cache directory (one per task). Extra keyword
+        arguments are sent in the body (``top_p``, ``stop``...) and are part of the key.
+        """
+        body = self.build_request(
+            messages,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            response_format=response_format,
+            **extra,
+        )
+        if self.offline:
+            raise OfflineError(
+                "no model endpoint is configured (offline): set --evals-base-url or "
+                f"OPENAI_BASE_URL, or put an API key in ${self.settings.api_key_env}"
+            )
+        key = self.key_for(body, repeat=repeat, attempt=attempt)
+        cache = self.cache
+        if cache is not None:
+            value = cache.get(namespace, key)
+            if value is not None:
+                return self._from_cache(value, key, namespace)
+        state = self._state()
+        ident = (namespace, key)
+        while (pending := state.inflight.get(ident)) is not None:
+            try:
+                response = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                if pending.cancelled():
+                    continue  # its owner was cancelled, not us: ask ourselves
+                raise
+            self.stats.shared += 1
+            return self._shared(response)
+        if self.settings.dry_run:
+            self._dry_run(state, ident, body)
+        future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
+        state.inflight[ident] = future
+        try:
+            response = await self._fetch(state, namespace, key, body)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: nobody else may be waiting
+            raise
+        else:
+            future.set_result(response)
+            return response
+        finally:
+            state.inflight.pop(ident, None)
+
+    def _from_cache(self, value: Mapping[str, Any], key: str, namespace: str) -> ChatResponse:
+        cost = cost_of(
+            value["model"], value["prompt_tokens"], value["completion_tokens"], self.settings.prices
+        )
+        self.stats.cache_hits += 1
+        self.stats.saved_usd += cost or 0.0
+        usage.record(cache_hits=1)
+        return ChatResponse(
+            text=value["text"],
+            model=value["model"],
+            prompt_tokens=value["prompt_tokens"],
+            completion_tokens=value["completion_tokens"],
+            cached=True,
+            cost=cost,
+            finish_reason=value.get("finish_reason"),
+            key=key,
+            namespace=namespace,
+        )
+
+    def _shared(self, response: ChatResponse) -> ChatResponse:
+        self.stats.cache_hits += 1
+        self.stats.saved_usd += response.cost or 0.0
+        usage.record(cache_hits=1)
+        return ChatResponse(**{**response.__dict__, "cached": True})
+
+    def _dry_run(self, state: _LoopState, ident: tuple[str, str], body: Mapping[str, Any]) -> None:
+        prompt = estimate_prompt_tokens(body["messages"])
+        completion = estimate_completion_tokens(body.get("max_tokens"))
+        cost = cost_of(body["model"], prompt, completion, self.settings.prices)
+        if ident not in state.dry_counted:
+            state.dry_counted.add(ident)
+            self.stats.dry_run_requests += 1
+            self.stats.dry_run_prompt_tokens += prompt
+            self.stats.dry_run_completion_tokens += completion
+            self.stats.dry_run_cost_usd += cost or 0.0
+        price = f"~${cost:.6f}" if cost is not None else "unknown price"
+        raise DryRunSkip(
+            f"dry run: uncached request to {body['model']} not sent "
+            f"(~{prompt} prompt + ~{completion} completion tokens, {price})",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost=cost,
+        )
+
+    async def _fetch(
+        self, state: _LoopState, namespace: str, key: str, body: dict[str, Any]
+    ) -> ChatResponse:
+        cache = self.cache
+        claimed = False
+        if cache is not None:
+            while not claimed:
+                status, value = await cache.lookup_or_claim(namespace, key)
+                if status == "hit":
+                    return self._from_cache(value, key, namespace)
+                if status == "claimed":
+                    claimed = True
+                    break
+                value = await self._wait_for_other(cache, namespace, key)
+                if value is not None:
+                    self.stats.shared += 1
+                    return self._from_cache(value, key, namespace)
+        self.stats.cache_misses += 1
+        try:
+            completion = await self._request(state, body)
+            cost = cost_of(
+                completion.model,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                self.settings.prices,
+            )
+            if cache is not None:
+                await cache.store(
+                    namespace,
+                    key,
+                    {
+                        "text": completion.text,
+                        "model": completion.model,
+                        "prompt_tokens": completion.prompt_tokens,
+                        "completion_tokens": completion.completion_tokens,
+                        "finish_reason": completion.finish_reason,
+                    },
+                )
+                claimed = False
+        finally:
+            if claimed and cache is not None:
+                cache.release(namespace, key)
+        self._count(completion, cost)
+        return ChatResponse(
+            text=completion.text,
+            model=completion.model,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cached=False,
+            cost=cost,
+            finish_reason=completion.finish_reason,
+            key=key,
+            namespace=namespace,
+        )
+
+    async def _wait_for_other(
+        self, cache: ResponseCache, namespace: str, key: str
+    ) -> dict[str, Any] | None:
+        """Another process claimed this request: poll for its answer until the claim goes."""
+        delay = 0.02
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(0.25, delay * 1.5)
+            value = cache.get(namespace, key)
+            if value is not None:
+                return value
+            claim = cache.peek_claim(namespace, key)
+            if claim is None or claim.stale():
+                return None  # it failed or died: try to claim it ourselves
+
+    def _count(self, completion: Completion, cost: float | None) -> None:
+        stats = self.stats
+        stats.requests += 1
+        stats.prompt_tokens += completion.prompt_tokens
+        stats.completion_tokens += completion.completion_tokens
+        if cost is None:
+            stats.unpriced_requests += 1
+        else:
+            stats.cost_usd += cost
+        usage.record(
+            requests=1,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            cost=cost or 0.0,
+        )
+
+    async def _request(self, state: _LoopState, body: dict[str, Any]) -> Completion:
+        s, stats, limiter = self.settings, self.stats, state.limiter
+        transport = self._transport(state)
+        attempts = s.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            await limiter.acquire()
+            stats.peak_in_flight = max(stats.peak_in_flight, limiter.in_flight)
+            try:
+                stats.attempts += 1
+                try:
+                    async with _attempt_deadline(s.timeout):
+                        completion = await transport.send(body)
+                except TimeoutError:
+                    error = AttemptError(f"no complete reply within {s.timeout:g}s", retryable=True)
+                except AttemptError as exc:
+                    # Rebuilt with the key scrubbed: this frame's locals may be shown
+                    # (pytest --showlocals) and servers quote keys in their errors.
+                    error = AttemptError(
+                        self.redact(exc.cause),
+                        retryable=exc.retryable,
+                        status=exc.status,
+                        retry_after=exc.retry_after,
+                    )
+                except Exception as exc:  # anything else the HTTP stack raises mid-request
+                    error = AttemptError(
+                        self.redact(f"{type(exc).__name__}: {exc}"), retryable=True
+                    )
+                else:
+                    limiter.on_success()
+                    return completion
+            finally:
+                limiter.release()
+            cause = error.cause
+            if error.throttled:
+                stats.throttled += 1
+                limiter.on_throttle()
+                stats.lowest_concurrency = limiter.lowest
+            if not error.retryable or attempt == attempts:
+                stats.errors += 1
+                usage.record(errors=1)
+                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                raise LLMError(
+                    f"LLM request to {self.base_url} (model {body['model']}) failed after {tries}: {cause}",
+                    cause=cause,
+                    status=error.status,
+                ) from None
+            stats.retries += 1
+            delay = self.backoff.delay(attempt, error)
+            log.info("pytest_evals: %s; retry %d/%d in %.2fs", cause, attempt, s.max_retries, delay)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- synchronous use and shutdown ------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        """The loop sync callers borrow: the session's engine, or a private one."""
+        if self._engine is not None:
+            return self._engine
+        with self._lock:
+            if self._own_engine is None:
+                from pytest_evals.engine import Engine
+
+                self._own_engine = Engine()
+            return self._own_engine
+
+    def chat_sync(self, messages: Messages, **kwargs: Any) -> ChatResponse:
+        """:meth:`chat` for synchronous code (runs on the engine loop and waits)."""
+        return self.engine.run(self.chat(messages, **kwargs))
+
+    def complete(self, prompt: str, **kwargs: Any) -> str:
+        """One user prompt in, the reply text out (synchronous)."""
+        return self.chat_sync(prompt, **kwargs).text
+
+    async def aclose(self) -> None:
+        """Close this loop's HTTP pool (call on each loop you used, e.g. after asyncio.run)."""
+        loop = asyncio.get_running_loop()
+        state = self._states.pop(loop, None)
+        if state is not None and state.transport is not None:
+            await state.transport.aclose()
+
+    def close(self) -> None:
+        """Close every pool (from outside the loops) and the cache; idempotent."""
+        for loop in list(self._states):
+            if loop.is_closed():
+                self._states.pop(loop, None)
+                continue
+            if loop.is_running():
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(self._aclose_on(loop), loop).result(10)
+            else:
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(self._aclose_on(loop))
+            self._states.pop(loop, None)
+        if self._own_engine is not None:
+            self._own_engine.close()
+            self._own_engine = None
+        if self.cache is not None:
+            self.cache.close()
+
+    async def _aclose_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        state = self._states.get(loop)
+        if state is not None and state.transport is not None:
+            await state.transport.aclose()
+            state.transport = None

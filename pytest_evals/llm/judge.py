@@ -1,0 +1,238 @@
+"""LLM-as-judge: ask, then read a JSON object, a Yes/No verdict or the raw text.
+
+A reply that cannot be read is asked again a bounded number of times, each time with
+the bad reply and the reason shown to the model (which also makes the retry a distinct
+cache entry); after that the case is an ERROR carrying the raw reply (``JudgeError``),
+never a silent zero or pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_evals.errors import JudgeError
+from pytest_evals.llm.client import ChatResponse, Messages, normalize_messages
+
+if TYPE_CHECKING:
+    from pytest_evals.llm.client import LLMClient
+
+#: Follow-up sent after an unusable reply; {problem} says what was wrong.
+JSON_RETRY_PROMPT = (
+    "Your previous reply could not be used: {problem}. "
+    "Reply again with only one JSON object, no other text."
+)
+VERDICT_RETRY_PROMPT = "Your previous reply could not be used: {problem}. Reply again with exactly one word: Yes or No."
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_YES = re.compile(r"\byes\b", re.IGNORECASE)
+_NO = re.compile(r"\bno\b", re.IGNORECASE)
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a reply: bare, in a ``` fence, or between the outer braces."""
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    problem = "the reply contains no JSON object"
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            value = json.loads(candidate)
+        except ValueError as exc:
+            problem = f"invalid JSON ({exc})"
+            continue
+        if isinstance(value, dict):
+            return value
+        problem = f"expected a JSON object, got {type(value).__name__}"
+    raise ValueError(problem)
+
+
+def parse_verdict(text: str) -> bool | None:
+    """True for Yes, False for No, None when the reply has both or neither."""
+    yes, no = bool(_YES.search(text)), bool(_NO.search(text))
+    if yes == no:
+        return None
+    return yes
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return (
+        text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+    )
+
+
+class Judge:
+    """Helpers over an :class:`LLMClient` (``ctx.judge``, or the ``judge`` fixture)."""
+
+    def __init__(self, llm: LLMClient, *, max_attempts: int = 3, namespace: str = "judge") -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.llm = llm
+        self.max_attempts = max_attempts
+        self.namespace = namespace
+
+    @property
+    def name(self) -> str:
+        """Which model judges (for report headers)."""
+        return self.llm.model
+
+    async def text(
+        self,
+        messages: Messages,
+        *,
+        namespace: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        repeat: int = 0,
+        **kwargs: Any,
+    ) -> tuple[str, ChatResponse]:
+        response = await self.llm.chat(
+            messages,
+            namespace=namespace or self.namespace,
+            model=model,
+            temperature=temperature,
+            repeat=repeat,
+            **kwargs,
+        )
+        return response.text, response
+
+    async def json(
+        self,
+        messages: Messages,
+        *,
+        schema: type[BaseModel] | None = None,
+        namespace: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        repeat: int = 0,
+        **kwargs: Any,
+    ) -> tuple[Any, ChatResponse]:
+        """``(object, response)``: a dict, or an instance of ``schema`` when given."""
+
+        def parse(text: str) -> Any:
+            data = extract_json_object(text)
+            if schema is None:
+                return data
+            try:
+                return schema.model_validate(data)
+            except ValidationError as exc:
+                fields = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                raise ValueError(f"JSON does not match {schema.__name__}: {fields}") from None
+
+        return await self._ask(
+            messages,
+            parse,
+            JSON_RETRY_PROMPT,
+            "a JSON object",
+            namespace=namespace,
+            model=model,
+            temperature=temperature,
+            repeat=repeat,
+            **kwargs,
+        )
+
+    async def verdict(
+        self,
+        messages: Messages,
+        *,
+        namespace: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        repeat: int = 0,
+        strict: bool = True,
+        **kwargs: Any,
+    ) -> tuple[bool | None, ChatResponse]:
+        """``(True|False, response)`` for Yes/No. With ``strict=False`` an unclear reply
+        (both or neither word) is returned as ``None`` at once, without re-asking (the
+        HaluEval rule: such a reply counts as wrong)."""
+        if not strict:
+            text, response = await self.text(
+                messages,
+                namespace=namespace,
+                model=model,
+                temperature=temperature,
+                repeat=repeat,
+                **kwargs,
+            )
+            return parse_verdict(text), response
+
+        def parse(text: str) -> bool:
+            verdict = parse_verdict(text)
+            if verdict is None:
+                raise ValueError("the reply says neither (or both) Yes and No")
+            return verdict
+
+        return await self._ask(
+            messages,
+            parse,
+            VERDICT_RETRY_PROMPT,
+            "a Yes/No verdict",
+            namespace=namespace,
+            model=model,
+            temperature=temperature,
+            repeat=repeat,
+            **kwargs,
+        )
+
+    async def _ask(
+        self,
+        messages: Messages,
+        parse: Any,
+        retry_prompt: str,
+        wanted: str,
+        *,
+        namespace: str | None,
+        **kwargs: Any,
+    ) -> tuple[Any, ChatResponse]:
+        conversation = normalize_messages(messages)
+        problem = ""
+        reply = ""
+        for attempt in range(self.max_attempts):
+            response = await self.llm.chat(
+                conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
+            )
+            reply = response.text
+            try:
+                return parse(reply), response
+            except ValueError as exc:
+                problem = str(exc)
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": retry_prompt.format(problem=problem)},
+            ]
+        raise JudgeError(
+            f"judge reply is not {wanted} after {self.max_attempts} attempt"
+            f"{'s' if self.max_attempts > 1 else ''}: {problem}; last reply: {_short(reply)!r}",
+            raw_reply=reply,
+        )
+
+    # -- synchronous variants for users' own tests -------------------------------------
+    def text_sync(self, messages: Messages, **kwargs: Any) -> tuple[str, ChatResponse]:
+        return self.llm.engine.run(self.text(messages, **kwargs))
+
+    def json_sync(self, messages: Messages, **kwargs: Any) -> tuple[Any, ChatResponse]:
+        return self.llm.engine.run(self.json(messages, **kwargs))
+
+    def verdict_sync(self, messages: Messages, **kwargs: Any) -> tuple[bool | None, ChatResponse]:
+        return self.llm.engine.run(self.verdict(messages, **kwargs))
+
+
+def as_messages(
+    prompt: str | Mapping[str, Any] | Messages, system: str | None = None
+) -> list[dict[str, Any]]:
+    """A prompt (and optional system message) as a message list."""
+    messages = normalize_messages(prompt if not isinstance(prompt, Mapping) else [prompt])
+    if system is not None:
+        messages.insert(0, {"role": "system", "content": system})
+    return messages

@@ -1,0 +1,44 @@
+"""Reference-based metrics (BLEU, chrF, TER, ROUGE, BERTScore, METEOR, ...) for HarpIA suites.
+
+Each metric wraps the library it names and is usable on its own::
+
+    from pytest_evals.metrics.reference import Pair, build_metric
+
+    bleu = build_metric("bleu", {"smoothing": "method1"})
+    [scored] = bleu.score_pairs([Pair("the cat sat", ("the cat sat down", "a cat sat"))])
+    scored.result  # {"bleu": ...}, from the reference that scores best
+"""
+
+from __future__ import annotations
+
+from pytest_evals.metrics.reference.base import (
+    MetricError,
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
+from pytest_evals.metrics.reference.registry import (
+    METRICS,
+    BadParameters,
+    UnknownMetric,
+    accepted_parameters,
+    build_metric,
+    metric_class,
+)
+
+__all__ = [
+    "METRICS",
+    "BadParameters",
+    "MetricError",
+    "MetricParams",
+    "Pair",
+    "ReferenceMetric",
+    "Result",
+    "Scored",
+    "UnknownMetric",
+    "accepted_parameters",
+    "build_metric",
+    "metric_class",
+]

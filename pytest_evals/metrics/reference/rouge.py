@@ -1,0 +1,84 @@
+"""ROUGE-N / ROUGE-L / ROUGE-Lsum through Google's rouge-score package."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.tokenize import get_tokenizer
+
+_ROUGE_TYPE = re.compile(r"rouge([1-9]|L|Lsum)")
+DEFAULT_ROUGE_TYPES: tuple[str, ...] = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+
+class RougeParams(MetricParams):
+    rouge_types: tuple[str, ...] = Field(default=DEFAULT_ROUGE_TYPES, min_length=1)
+    #: Porter stemming (only with rouge-score's own tokenizer).
+    use_stemmer: bool = False
+    #: Which of rouge-score's (precision, recall, fmeasure) is reported.
+    measure: Literal["fmeasure", "precision", "recall"] = "fmeasure"
+    #: "default" = rouge-score's tokenizer (lowercases, keeps ASCII letters and digits
+    #: only); "regex"/"whitespace"/"13a" keep accented letters.
+    tokenizer: Literal["default", "regex", "whitespace", "13a", "intl"] = "default"
+
+    @field_validator("rouge_types")
+    @classmethod
+    def _known_types(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [t for t in value if not _ROUGE_TYPE.fullmatch(t)]
+        if bad:
+            raise ValueError(f"unknown rouge type(s) {', '.join(bad)}; accepted: rouge1..rouge9, rougeL, rougeLsum")
+        if len(set(value)) != len(value):
+            raise ValueError("rouge_types lists a type twice")
+        return value
+
+    @model_validator(mode="after")
+    def _stemmer_needs_default(self) -> RougeParams:
+        if self.use_stemmer and self.tokenizer != "default":
+            raise ValueError("use_stemmer works only with tokenizer 'default' (rouge-score's own)")
+        return self
+
+
+class _WordTokenizer:
+    """rouge-score's tokenizer interface over one of our data-free tokenizers."""
+
+    def __init__(self, name: str) -> None:
+        self._split = get_tokenizer(name)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._split(text.lower())
+
+
+class Rouge(ReferenceMetric):
+    id = "rouge"
+    params_model = RougeParams
+    primary = "rouge1"
+    library = "rouge_score.rouge_scorer"
+    description = "ROUGE-1/2/L/Lsum (rouge-score)"
+    params: RougeParams
+
+    def __init__(self, params: MetricParams) -> None:
+        super().__init__(params)
+        # Keys and the best-reference criterion follow the requested types.
+        self.keys = tuple(self.params.rouge_types)  # type: ignore[misc]
+        self.primary = self.keys[0]  # type: ignore[misc]
+
+    def _scorer(self) -> Any:
+        from rouge_score import rouge_scorer
+
+        tokenizer = None if self.params.tokenizer == "default" else _WordTokenizer(self.params.tokenizer)
+        return rouge_scorer.RougeScorer(
+            list(self.params.rouge_types), use_stemmer=self.params.use_stemmer, tokenizer=tokenizer
+        )
+
+    def score_single(self, hypotheses: Sequence[str], references: Sequence[str]) -> list[Result]:
+        scorer = self._scorer()
+        measure = self.params.measure
+        out = []
+        for hyp, ref in zip(hypotheses, references, strict=True):
+            scores = scorer.score(ref, hyp)  # rouge-score's order: (target, prediction)
+            out.append({t: float(getattr(scores[t], measure)) for t in self.params.rouge_types})
+        return out

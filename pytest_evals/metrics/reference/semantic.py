@@ -1,0 +1,76 @@
+"""Cosine similarity of sentence embeddings (sentence-transformers, embedded model by default)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.bertscore import EMBEDDED, embedded_model_path
+
+#: texts -> L2-normalised embeddings (numpy array, one row per text).
+Encoder = Callable[[list[str]], Any]
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_LOCK = threading.Lock()
+
+
+class SemanticParams(MetricParams):
+    #: A local sentence-transformers directory, or "embedded" (all-MiniLM-L6-v2).
+    model: str = EMBEDDED
+    batch_size: int = Field(default=64, ge=1)
+    device: str = "cpu"
+
+
+def sentence_transformer(path: str, device: str) -> Any:
+    with _LOCK:
+        key = (path, device)
+        if key not in _MODELS:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _MODELS[key] = SentenceTransformer(path, device=device)
+        return _MODELS[key]
+
+
+class SemanticSimilarity(ReferenceMetric):
+    id = "semantic_similarity"
+    params_model = SemanticParams
+    keys = ("similarity",)
+    primary = "similarity"
+    batched = True
+    library = "sentence_transformers"
+    description = "Cosine similarity of sentence embeddings (embedded all-MiniLM-L6-v2 by default)"
+    params: SemanticParams
+
+    def __init__(self, params: MetricParams) -> None:
+        super().__init__(params)
+        #: Set by the task to share the session's embedder (one model load per process).
+        self.encoder: Encoder | None = None
+
+    def warm_up(self) -> None:
+        self.encode(["warm-up"])
+
+    def encode(self, texts: list[str]) -> Any:
+        if self.encoder is not None and self.params.model == EMBEDDED:
+            return self.encoder(texts)
+        path = str(embedded_model_path()) if self.params.model == EMBEDDED else self.params.model
+        model = sentence_transformer(path, self.params.device)
+        return model.encode(texts, batch_size=self.params.batch_size, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
+    def score_single(self, hypotheses: Sequence[str], references: Sequence[str]) -> list[Result]:
+        if not hypotheses:
+            return []
+        # Each distinct text is embedded once, in one batch.
+        texts = list(dict.fromkeys([*hypotheses, *references]))
+        index = {t: i for i, t in enumerate(texts)}
+        vectors = self.encode(texts)
+        return [
+            {"similarity": float((vectors[index[h]] * vectors[index[r]]).sum())}
+            for h, r in zip(hypotheses, references, strict=True)
+        ]

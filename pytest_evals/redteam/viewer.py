@@ -1,0 +1,83 @@
+"""Build the red-team viewer: one self-contained HTML file, no server, no network.
+
+The page is a template, a stylesheet and a script shipped with the package, plus the
+runs as JSON in a ``<script type="application/json">`` block. The JSON has ``<``, ``>``
+and ``&`` escaped, so no string in the data (``</script>``, ``<!--``) can end the block;
+the script renders every value with ``textContent``; and a Content-Security-Policy
+allows only this page's own script and stylesheet (by hash), so even markup that slipped
+into the DOM could neither run nor load anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pytest_evals.redteam.loader import RunData, gc_paused, load_data_dir
+from pytest_evals.redteam.viewdata import build_payload
+
+DATA_ELEMENT_ID = "viz-data"
+
+
+def _asset(name: str) -> str:
+    return resources.files("pytest_evals.redteam").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe to place inside ``<script type="application/json">`` (and valid JSON)."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def render_html(payload: dict[str, Any], title: str = "Red-team runs") -> str:
+    script = _asset("viewer.js")
+    style = _asset("viewer.css")
+    csp = (
+        "default-src 'none'; "
+        f"script-src '{_sha256(script)}'; "
+        f"style-src '{_sha256(style)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    template = _asset("viewer.html")
+    return (
+        template.replace("{{CSP}}", html.escape(csp, quote=False))
+        .replace("{{TITLE}}", html.escape(title))
+        .replace("{{STYLE}}", style)
+        .replace("{{DATA_ID}}", DATA_ELEMENT_ID)
+        # The data goes in last: it is the only part that may contain "{{...}}" text.
+        .replace("{{SCRIPT}}", script)
+        .replace("{{DATA}}", embed_json(payload))
+    )
+
+
+def build_viewer(runs: Sequence[RunData], output: str | os.PathLike[str], source: str = "") -> Path:
+    """Write the viewer for already-loaded runs; returns the output path."""
+    from pytest_evals.redteam.store import atomic_write_text
+
+    out = Path(output)
+    with gc_paused():
+        page = render_html(build_payload(runs, source=source))
+    atomic_write_text(out, page)
+    return out
+
+
+def build_viewer_from_dir(data_dir: str | os.PathLike[str], output: str | os.PathLike[str]) -> tuple[Path, list[RunData]]:
+    runs = load_data_dir(data_dir)
+    return build_viewer(runs, output, source=str(data_dir)), runs

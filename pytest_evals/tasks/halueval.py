@@ -1,0 +1,226 @@
+"""``task: halueval``: the HaluEval hallucination benchmark, one test per item.
+
+Each paired item shows the judge either its right or its hallucinated output (a seeded
+per-item choice); each general item shows its response. The judge answers Yes
+(hallucinated) or No; the item passes when that matches the truth. The suite's
+metrics are accuracy, precision, recall and F1 per task and overall, with the trivial
+baselines on the same items. See docs/halueval.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from pytest_evals.aggregate import MetricTree
+from pytest_evals.errors import CaseInputError
+from pytest_evals.halueval import sampling
+from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem, TaskType
+from pytest_evals.halueval.layout import GeneralVersion, data_file, require_file
+from pytest_evals.halueval.metrics import Outcome, aggregate
+from pytest_evals.halueval.parsing import ParseMode, parse_judgement
+from pytest_evals.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
+from pytest_evals.halueval.records import to_item
+from pytest_evals.results import CaseResult
+from pytest_evals.suite import SuiteConfig
+from pytest_evals.tasks.base import CaseRef, Task
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+
+DEFAULT_DATA_DIR = "data/halueval"
+
+
+class HaluEvalConfig(SuiteConfig):
+    #: The official files (relative to the suite file). Unset: the first
+    #: ``data/halueval`` found in the suite's directory or one of its parents.
+    data_dir: str = DEFAULT_DATA_DIR
+    #: A Hub dataset with one configuration per task, or a save_to_disk directory.
+    hf_dataset: str | None = None
+    hf_split: str = "data"
+    tasks: list[TaskType] = Field(default_factory=lambda: list(TASK_TYPES))
+    general_version: GeneralVersion = "current"
+    prompts: PromptStyle = "seed"
+    with_knowledge: bool = False
+    #: Total items (split over tasks in proportion to their sizes) or sizes per task.
+    sample: int | dict[TaskType, int] | None = None
+    seed: int = 0
+    parse: ParseMode = "first"
+    #: The judge model (default: the session's model) and its sampling settings.
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, value: list[TaskType]) -> list[TaskType]:
+        if not value:
+            raise ValueError("name at least one of qa, dialogue, summarization, general")
+        if len(set(value)) != len(value):
+            raise ValueError("a task is listed twice")
+        return value
+
+    @field_validator("sample")
+    @classmethod
+    def _sample(cls, value: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        sizes = value.values() if isinstance(value, dict) else [value] if value is not None else []
+        if any(v < 0 for v in sizes):
+            raise ValueError("sample sizes must be >= 0")
+        return value
+
+    @model_validator(mode="after")
+    def _sample_tasks(self) -> HaluEvalConfig:
+        if isinstance(self.sample, dict):
+            extra = [t for t in self.sample if t not in self.tasks]
+            if extra:
+                raise ValueError(f"sample names tasks that are not in 'tasks': {', '.join(extra)}")
+        return self
+
+
+class HaluEval(Task[HaluEvalItem]):
+    name = "halueval"
+    config_model = HaluEvalConfig
+    config: HaluEvalConfig
+
+    # -- where the data is ----------------------------------------------------------
+    @cached_property
+    def data_dir(self) -> Path:
+        if "data_dir" in self.config.model_fields_set:
+            return self.suite.resolve(self.config.data_dir)
+        start = self.suite.path.parent.resolve()
+        for folder in (start, *start.parents):
+            candidate = folder / DEFAULT_DATA_DIR
+            if candidate.is_dir():
+                return candidate
+        return start / DEFAULT_DATA_DIR
+
+    @cached_property
+    def hf_name(self) -> str | None:
+        name = self.config.hf_dataset
+        if name is None:
+            return None
+        local = self.suite.resolve(name)
+        # A Hub name ("owner/dataset") is kept unless it names an existing directory.
+        return str(local) if local.exists() else name
+
+    @cached_property
+    def prompt_set(self) -> PromptSet:
+        return PromptSet.load(
+            self.config.prompts, self.config.with_knowledge, self.data_dir, list(self.config.tasks)
+        )
+
+    # -- collection ---------------------------------------------------------------
+    def _task_refs(self, task: str) -> list[CaseRef]:
+        if self.hf_name is not None:
+            from pytest_evals.halueval.hf import hf_refs
+
+            return list(hf_refs(self.hf_name, task, self.config.hf_split))
+        from pytest_evals.halueval.index import file_refs
+
+        path = require_file(data_file(self.data_dir, task, self.config.general_version), self.data_dir)
+        return list(file_refs(path, task, self.config.general_version))
+
+    def case_refs(self) -> Iterator[CaseRef]:
+        strata = {t: self._task_refs(t) for t in self.config.tasks}
+        ids = {t: [r.case_id for r in refs] for t, refs in strata.items()}
+        chosen = sampling.stratified(strata, ids, self.config.sample, self.config.seed)
+        for task in self.config.tasks:
+            yield from chosen[task]
+
+    def load_case(self, ref: CaseRef) -> HaluEvalItem:
+        if ref.locator and ref.locator[0] == "hf":
+            from pytest_evals.halueval.hf import read_row
+
+            record: Any = read_row(ref)
+        else:
+            from pytest_evals.halueval.index import read_record
+
+            record = read_record(ref)
+        return self.validate_case(record, ref)
+
+    def validate_case(self, data: Any, ref: CaseRef) -> HaluEvalItem:
+        task = ref.meta.get("task_type")
+        if task not in TASK_TYPES:
+            raise CaseInputError(f"{ref.source}: unknown HaluEval task type {task!r}")
+        return to_item(data, task, ref.case_id, ref.source)
+
+    # -- evaluation -----------------------------------------------------------------
+    def needs_engine(self) -> bool:
+        return True
+
+    def shown(self, item: HaluEvalItem) -> tuple[str, str, str, int | None]:
+        """(shown kind, shown text, expected verdict, length of the other output)."""
+        if not item.paired:
+            return "response", item.response or "", item.label or "no", None
+        right, wrong = item.right_answer or "", item.hallucinated_answer or ""
+        if sampling.shows_hallucinated(item.id, self.config.seed):
+            return "hallucinated", wrong, "yes", len(right)
+        return "right", right, "no", len(wrong)
+
+    async def evaluate(self, case: HaluEvalItem, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        kind, output, expected, other_len = self.shown(case)
+        messages = self.prompt_set.messages(case, output)
+        if ctx.offline:
+            from pytest_evals.halueval.offline import JUDGE_NAME, offline_verdict
+
+            verdict = await offline_verdict(case, output, ctx.embedder)
+            reply, judge = verdict.reply, f"{JUDGE_NAME} ({ctx.embedder.name})"
+        else:
+            resp = await ctx.llm.chat(
+                messages,
+                model=self.config.model,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                namespace="halueval",
+            )
+            reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
+        judgement = parse_judgement(reply, self.config.parse)
+        correct = judgement.correct(expected)  # type: ignore[arg-type]
+
+        result = self.new_result(ref)
+        result.status = "passed" if correct else "failed"
+        result.scores = {"correct": 1.0 if correct else 0.0}
+        result.data = {
+            "task_type": case.task_type,
+            "shown": kind,
+            "expected": expected,
+            "predicted": judgement.predicted,
+            "unparseable": judgement.unparseable,
+            "ambiguous": judgement.ambiguous,
+            "shown_len": len(output),
+            "other_len": other_len,
+        }
+        report_messages = (
+            self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
+            if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
+            else messages
+        )
+        result.details = {
+            "judge": judge,
+            "prompt": report_messages,
+            "reply": reply,
+            "shown": kind,
+            "expected": expected.capitalize(),
+            "predicted": (judgement.predicted or "none").capitalize(),
+        }
+        if not correct:
+            said = judgement.predicted or "neither/both Yes and No"
+            what = "the hallucinated output" if kind == "hallucinated" else (
+                "the right output" if kind == "right" else f"a response labelled {expected!r}"
+            )
+            note = " (unparseable reply)" if judgement.unparseable else ""
+            result.message = f"shown {what}: expected {expected!r}, judge said {said!r}{note}"
+        return result
+
+    # -- aggregation ------------------------------------------------------------------
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        outcomes = [
+            Outcome.from_data(r.data)
+            for r in results
+            if r.status in ("passed", "failed") and "expected" in r.data
+        ]
+        return aggregate(outcomes)

@@ -1,0 +1,86 @@
+"""``task: rag_answers``: GOV.UK Chat-style answers scored by judge metrics.
+
+The pieces live in :mod:`pytest_evals.rag`; this class wires them to the core: load and
+check a case against what its metrics need, run the target for ``generate: true``,
+score every metric (LLM judge, or the embedding baseline when no endpoint is set) and
+aggregate per metric.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_evals.aggregate import MetricTree
+from pytest_evals.errors import CaseInputError
+from pytest_evals.rag.aggregation import aggregate_results
+from pytest_evals.rag.cases import RagCase, describe_missing, missing_fields
+from pytest_evals.rag.config import RagConfig
+from pytest_evals.rag.evaluate import Runner, fill_result, score_case
+from pytest_evals.rag.generation import merge_output
+from pytest_evals.rag.inputs import MetricInputs
+from pytest_evals.results import CaseResult
+from pytest_evals.tasks.base import CaseRef, Task, validate
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+
+#: Fields a ``generate: true`` case must bring itself (the target makes the rest).
+GIVEN_WHEN_GENERATING: tuple[str, ...] = ("question", "ideal_answer")
+
+
+class RagAnswers(Task[RagCase]):
+    name = "rag_answers"
+    config_model = RagConfig
+
+    @property
+    def rag_config(self) -> RagConfig:
+        assert isinstance(self.config, RagConfig)
+        return self.config
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.rag_config.metrics]
+
+    def validate_case(self, data: Any, ref: CaseRef) -> RagCase:
+        case: RagCase = validate(RagCase, data, ref.source)
+        fields = GIVEN_WHEN_GENERATING if self.config.generate else None
+        missing = missing_fields(case, self.metric_names, fields)
+        if missing:
+            raise CaseInputError(f"{ref.source}: {describe_missing(missing)}")
+        return case
+
+    def needs_engine(self) -> bool:
+        # Every metric waits on a judge (or the embedding model's worker thread).
+        return True
+
+    async def generate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> RagCase:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        return merge_output(case, output, f"{ref.source}: target {target.description}", self.metric_names)
+
+    async def evaluate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        inputs = MetricInputs.from_case(case, ref.source)
+        specs = self.rag_config.metrics
+        runner: Runner
+        if ctx.offline:
+            from pytest_evals.rag.offline import OfflineCaseJudge
+
+            offline = OfflineCaseJudge(ctx.embedder, inputs)
+
+            async def runner(metric: str, spec: Any, repeat: int) -> Any:
+                return await offline.run(metric, spec)
+
+            # The embedding baseline is deterministic: repeating it would only fake a spread.
+            judge, judge_name, repeats = "offline", f"offline embedding baseline: {offline.name}", 1
+        else:
+            from pytest_evals.rag.judged import CaseJudge
+
+            runner = CaseJudge(ctx.judge, inputs).run
+            judge, repeats = "llm", self.config.n_runs
+            judge_name = f"LLM judge ({ctx.llm.model})" if getattr(ctx.llm, "model", None) else "LLM judge"
+        outcomes = await score_case(specs, repeats, runner, judge)
+        extra = {"n_runs": repeats}
+        return fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        return aggregate_results(self.rag_config.metrics, self.config.n_runs, results)
