@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "save_population_state": "pytest_evals.redteam",
     "adversariality": "pytest_evals.redteam",
     "load_run_dir": "pytest_evals.redteam",
+    "load_data_dir": "pytest_evals.redteam",
 }
 
 __all__ = ["__version__", *_EXPORTS]

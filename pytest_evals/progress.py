@@ -59,7 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def format_duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}"
@@ -144,6 +144,9 @@ class Progress:
         self.every_items = 0
         self.last_items = 0
         self._counted: set[str] = set()
+        #: Under xdist the controller prints result letters without a file prefix, so
+        #: the reporter does not know the line is dirty: start a new line ourselves.
+        self.xdist = False
 
     # -- the total ------------------------------------------------------------------------
     def _start(self, nodeids: Sequence[str]) -> None:
@@ -170,6 +173,7 @@ class Progress:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         # Every worker collects the same items; the first one sets the total.
         if self.state.started == 0.0:
+            self.xdist = True
             self._start(ids)
 
     # -- finished items ---------------------------------------------------------------------
@@ -196,6 +200,8 @@ class Progress:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
+        if self.xdist and self.config.get_verbosity() <= 0:
+            reporter.write("\n")
         # Bold only where the terminal writer does markup (a terminal, or --color=yes):
         # CI logs get plain lines without control characters.
         reporter.write_line(text, bold=True)

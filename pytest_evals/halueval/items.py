@@ -50,7 +50,7 @@ def parse_dialogue(history: str) -> list[Turn]:
             f"text before the first [Human]:/[Assistant]: marker: {parts[0].strip()[:60]!r}"
         )
     turns = []
-    for speaker, content in zip(parts[1::2], parts[2::2]):
+    for speaker, content in zip(parts[1::2], parts[2::2], strict=True):
         text = content.strip()
         if not text:
             raise ValueError(f"empty [{speaker}] turn")

@@ -14,6 +14,7 @@ the field; an instance's problems are raised when that instance runs, naming its
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,20 @@ def _metric_label(index: int, entry: Any) -> str:
     return f"metrics[{index}]"
 
 
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+#: Keys the suite summary adds next to the metrics (and our per-instance branch).
+RESERVED_NAMES = ("errors", "cases", "per_instance")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot key a metric in the suite's metric tree, or None."""
+    if not _NAME.fullmatch(name):
+        return "may only contain letters, digits, '_' and '-' (it is a key in gate paths)"
+    if name in RESERVED_NAMES or name.startswith("errors_"):
+        return f"is reserved ({', '.join(RESERVED_NAMES)}, errors_*); choose another 'name'"
+    return None
+
+
 def build_specs(shown: str, raw_metrics: list[Any]) -> tuple[list[MetricSpec], list[MetricEntry]]:
     specs: list[MetricSpec] = []
     disabled: list[MetricEntry] = []
@@ -169,6 +184,9 @@ def build_specs(shown: str, raw_metrics: list[Any]) -> tuple[list[MetricSpec], l
         specs.append(MetricSpec(entry.name or entry.id, entry.id, dict(entry.parameters), metric, i))
     seen: dict[str, int] = {}
     for spec in specs:
+        problem = name_problem(spec.name)
+        if problem:
+            problems.append(f"metrics[{spec.position}] (id {spec.id!r}): name {spec.name!r} {problem}")
         if spec.name in seen:
             problems.append(
                 f"metrics[{spec.position}] (id {spec.id!r}): name {spec.name!r} is already used by "

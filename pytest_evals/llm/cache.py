@@ -4,11 +4,13 @@ Keys are SHA-256 hashes of a request's semantic fields only (see :func:`cache_ke
 Values are the reply text, model and token counts, plus the id of the run that wrote
 them (so ``--evals-refresh`` can tell answers re-asked in this run from older ones).
 
-Besides answers the cache holds *claims*: before asking the endpoint a process claims
-the key atomically (inside a SQLite transaction), and a process that finds a live claim
-waits for the answer instead of asking too. A claim carries its owner's pid, host and
-an expiry, so a claim left behind by a killed process is taken over at once (dead pid
-on this host) or after it expires (another host).
+Besides answers the cache holds *claims*: before asking the endpoint a process writes a
+claim under the request's key atomically (inside a SQLite transaction), and a process
+that finds a live claim waits for the answer instead of asking too. The answer later
+replaces the claim in place (one write). A claim carries its owner's pid, host and an
+expiry, so a claim left behind by a killed process is taken over at once (dead pid on
+this host) or after it expires (another host). Under ``--evals-refresh`` the claim keeps
+the answer it displaces, which comes back if the new request fails.
 
 Claims and stores are batched: everything queued during one turn of the event loop is
 applied in a single SQLite transaction at the end of that turn, so hundreds of requests
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pytest_evals.llm")
 
-CLAIM_PREFIX = "claim:"
 VALUE_VERSION = 1
 _HOST = socket.gethostname()
 #: Distinguishes this process from an earlier one that had the same pid.
@@ -110,6 +111,21 @@ def new_claim(ttl: float) -> Claim:
     return Claim(os.getpid(), _HOST, _PROCESS_TOKEN, time.time() + ttl)
 
 
+def claim_record(claim: Claim, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a claimed key holds until its answer arrives."""
+    return {"claim": claim.encode(), "previous": previous}
+
+
+def claim_of(value: Any) -> Claim | None:
+    if isinstance(value, dict) and "claim" in value:
+        return Claim.decode(value["claim"])
+    return None
+
+
+def is_answer(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("v") == VALUE_VERSION
+
+
 class ResponseCache:
     """Namespaced diskcache directories under ``root``."""
 
@@ -152,9 +168,18 @@ class ResponseCache:
 
     # -- reads (inline) -----------------------------------------------------------------
     def fresh(self, value: Any) -> bool:
-        if not isinstance(value, dict) or value.get("v") != VALUE_VERSION:
+        """An answer this run may use (under --evals-refresh: only one written by this run)."""
+        if not is_answer(value):
             return False
         return not self.refresh or value.get("run") == self.run_id
+
+    def usable(self, value: Any) -> dict[str, Any] | None:
+        """The answer held by an entry: the answer itself, or the one a claim displaced."""
+        if self.fresh(value):
+            return value
+        if claim_of(value) is not None and self.fresh(value.get("previous")):
+            return value["previous"]
+        return None
 
     def get(self, namespace: str, key: str) -> dict[str, Any] | None:
         cache = self.namespace(namespace)
@@ -165,17 +190,23 @@ class ResponseCache:
         except Exception as exc:  # corrupt row, locked database...: a miss
             log.debug("pytest_evals: cache read error (treated as a miss): %s", exc)
             return None
-        return value if self.fresh(value) else None
+        return self.usable(value)
 
     def peek_claim(self, namespace: str, key: str) -> Claim | None:
         cache = self.namespace(namespace)
         if cache is None:
             return None
         try:
-            raw = cache.get(CLAIM_PREFIX + key)
-            return Claim.decode(raw) if raw else None
+            return claim_of(cache.get(key))
         except Exception:
             return None
+
+    def answers(self, namespace: str) -> int:
+        """Number of answers stored in a namespace (claims not counted)."""
+        cache = self.namespace(namespace)
+        if cache is None:
+            return 0
+        return sum(1 for key in cache.iterkeys() if is_answer(cache.get(key)))
 
     # -- writes (batched per event-loop turn) --------------------------------------------
     def _batcher(self) -> _Batcher:
@@ -217,28 +248,34 @@ class ResponseCache:
 
     # -- the transactional part (writer thread only) ------------------------------------
     def _apply(self, cache: diskcache.Cache, kind: str, key: str, value: Any) -> Any:
-        claim_key = CLAIM_PREFIX + key
+        current = cache.get(key)
         if kind == "claim":
-            current = cache.get(key)
-            if self.fresh(current):
-                return "hit", current
-            raw = cache.get(claim_key)
-            claim = Claim.decode(raw) if raw else None
-            if claim is not None and not claim.stale() and not claim.mine:
-                return "busy", claim
-            if claim is not None and claim.mine:
-                # Another event loop of this process is asking: wait for it.
-                return "busy", claim
-            cache.set(claim_key, new_claim(self.claim_ttl).encode(), expire=self.claim_ttl)
+            answer = self.usable(current)
+            if answer is not None:
+                return "hit", answer
+            claim = claim_of(current)
+            if claim is not None:
+                if claim.mine or not claim.stale():
+                    # Asked by another process (or another event loop of this one).
+                    return "busy", claim
+                previous = current.get("previous")
+            else:
+                previous = current if is_answer(current) else None
+            cache.set(key, claim_record(new_claim(self.claim_ttl), previous))
             return "claimed", None
         if kind == "store":
+            # Only the claim's owner stores, and a claim outlives the worst case of its
+            # request, so what this replaces is our own claim.
             cache.set(key, value)
-            # Only the claim's owner stores or releases, and a claim outlives the worst
-            # case of its request, so the claim here is ours: no need to read it first.
-            cache.delete(claim_key)
             return None
         if kind == "release":
-            cache.delete(claim_key)
+            claim = claim_of(current)
+            if claim is not None and claim.mine:
+                previous = current.get("previous")
+                if previous is not None:
+                    cache.set(key, previous)
+                else:
+                    cache.delete(key)
             return None
         raise ValueError(kind)
 

@@ -184,7 +184,8 @@ class OfflineCaseJudge:
         vec = await self.vectors()
         return [[float(vec[r] @ vec[c]) for c in cols] for r in rows]
 
-    async def run(self, metric: str, spec: RagMetricSpec) -> RunOutcome:
+    async def run(self, metric: str, spec: RagMetricSpec, repeat: int = 0) -> RunOutcome:
+        """One metric; ``repeat`` is accepted for symmetry with the LLM judge and ignored."""
         t = spec.similarity if spec.similarity is not None else OFFLINE_SIMILARITY[metric]
         if metric == "relevance":
             sims = await self.sim(self.answer, [self.inputs.question])

@@ -70,12 +70,17 @@ class DetailStore:
             self._raw = None
         return self._final
 
-    def html(self) -> str:
+    def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
+        import html as html_lib
+
         encoding, payload = self.finish()
+        extra = ' data-strip-video="1"' if strip_video else ""
+        if dropped:
+            extra += f' data-dropped="{html_lib.escape(json.dumps(dropped))}"'
         # payload is script-safe: JSON lines went through script_json, base64 has no "<".
         return (
             f'<script type="application/json" id="evals-case-data" data-encoding="{encoding}" '
-            f'data-count="{self.count}">{payload}</script>'
+            f'data-count="{self.count}"{extra}>{payload}</script>'
         )
 
 

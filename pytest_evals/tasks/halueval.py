@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -22,6 +22,7 @@ from pytest_evals.halueval import sampling
 from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem, TaskType
 from pytest_evals.halueval.layout import GeneralVersion, data_file, require_file
 from pytest_evals.halueval.metrics import Outcome, aggregate
+from pytest_evals.halueval.offline import OfflineRule
 from pytest_evals.halueval.parsing import ParseMode, parse_judgement
 from pytest_evals.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.halueval.records import to_item
@@ -54,6 +55,8 @@ class HaluEvalConfig(SuiteConfig):
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int | None = None
+    #: The judge without a model endpoint: lexical grounding or embedding similarity.
+    offline_judge: OfflineRule = "lexical"
 
     @field_validator("tasks")
     @classmethod
@@ -90,7 +93,8 @@ class HaluEval(Task[HaluEvalItem]):
     @cached_property
     def data_dir(self) -> Path:
         if "data_dir" in self.config.model_fields_set:
-            return self.suite.resolve(self.config.data_dir)
+            # Resolved so sources read "/data/halueval/qa_data.json:17", not "a/../../b".
+            return self.suite.resolve(self.config.data_dir).resolve()
         start = self.suite.path.parent.resolve()
         for folder in (start, *start.parents):
             candidate = folder / DEFAULT_DATA_DIR
@@ -125,9 +129,14 @@ class HaluEval(Task[HaluEvalItem]):
         return list(file_refs(path, task, self.config.general_version))
 
     def case_refs(self) -> Iterator[CaseRef]:
-        strata = {t: self._task_refs(t) for t in self.config.tasks}
+        strata: dict[str, list[CaseRef]] = {t: self._task_refs(t) for t in self.config.tasks}
         ids = {t: [r.case_id for r in refs] for t, refs in strata.items()}
-        chosen = sampling.stratified(strata, ids, self.config.sample, self.config.seed)
+        sample: int | dict[str, int] | None = (
+            {str(k): v for k, v in self.config.sample.items()}
+            if isinstance(self.config.sample, dict)
+            else self.config.sample
+        )
+        chosen = sampling.stratified(strata, ids, sample, self.config.seed)
         for task in self.config.tasks:
             yield from chosen[task]
 
@@ -165,10 +174,13 @@ class HaluEval(Task[HaluEvalItem]):
         kind, output, expected, other_len = self.shown(case)
         messages = self.prompt_set.messages(case, output)
         if ctx.offline:
-            from pytest_evals.halueval.offline import JUDGE_NAME, offline_verdict
+            from pytest_evals.halueval.offline import JUDGE_NAMES, offline_verdict
 
-            verdict = await offline_verdict(case, output, ctx.embedder)
-            reply, judge = verdict.reply, f"{JUDGE_NAME} ({ctx.embedder.name})"
+            rule = self.config.offline_judge
+            encoder = ctx.embedder if rule == "embedding" else None
+            verdict = await offline_verdict(case, output, rule, encoder)
+            judge = JUDGE_NAMES[rule] + (f" ({encoder.name})" if encoder is not None else "")
+            reply = verdict.reply
         else:
             resp = await ctx.llm.chat(
                 messages,

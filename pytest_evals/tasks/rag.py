@@ -66,10 +66,7 @@ class RagAnswers(Task[RagCase]):
             from pytest_evals.rag.offline import OfflineCaseJudge
 
             offline = OfflineCaseJudge(ctx.embedder, inputs)
-
-            async def runner(metric: str, spec: Any, repeat: int) -> Any:
-                return await offline.run(metric, spec)
-
+            runner = offline.run
             # The embedding baseline is deterministic: repeating it would only fake a spread.
             judge, judge_name, repeats = "offline", f"offline embedding baseline: {offline.name}", 1
         else:
@@ -77,7 +74,8 @@ class RagAnswers(Task[RagCase]):
 
             runner = CaseJudge(ctx.judge, inputs).run
             judge, repeats = "llm", self.config.n_runs
-            judge_name = f"LLM judge ({ctx.llm.model})" if getattr(ctx.llm, "model", None) else "LLM judge"
+            models = sorted({spec.model or ctx.llm.model for spec in specs})
+            judge_name = f"LLM judge ({', '.join(models)})"
         outcomes = await score_case(specs, repeats, runner, judge)
         extra = {"n_runs": repeats}
         return fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)

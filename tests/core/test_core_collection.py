@@ -224,11 +224,12 @@ def test_reportinfo_points_at_file_and_line(pytester: pytest.Pytester) -> None:
     jb_suite(pytester.path, "jb", [jb(True, True, case_id="ok"), jb(True, False, case_id="miss")])
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
-    # The failure header and text name the case and its file:line.
+    # The failure header names the case and its file:line, the text says what went wrong.
     result.stdout.fnmatch_lines(
         [
             "*jb::miss (data/jb.jsonl:2)*",
-            "case miss (data/jb.jsonl:2)",
-            "expected_outcome=True, actual_outcome=False*",
+            "expected_outcome=True, actual_outcome=False: false negative (missed a jailbreak)",
+            "question: question miss",
         ]
     )
+    assert "data/jb.jsonl:2" in result.stdout.str().split("FAILURES", 1)[1]

@@ -183,8 +183,8 @@ def test_failing_targets_are_errors_naming_the_cause(pytester: pytest.Pytester) 
     result.assert_outcomes(passed=3, errors=3 + 2 + 3 + 3 + 3)
     out = result.stdout.str()
     for message in [
-        "ERROR [target]: target pytarget:classify raised ValueError: kaboom",
-        "ERROR [target]: target output has no field 'actual_outcome'; got keys ['something_else']",
+        "target pytarget:classify raised ValueError: kaboom",
+        "target output has no field 'actual_outcome'; got keys ['something_else']",
         "expected true/false, got 'perhaps'",
         "exited with status 3: something went wrong",
         "did not print JSON; stdout began: 'hello, world'",

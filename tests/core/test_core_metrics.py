@@ -141,7 +141,7 @@ def test_wilson_known_values_and_edges() -> None:
     assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
     assert stats.wilson(0, 0) is None
     low, high = stats.wilson(0, 10)  # type: ignore[misc]
-    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(0.2775, abs=1e-4)
     low, high = stats.wilson(10, 10)  # type: ignore[misc]
     assert high == 1.0 and low == pytest.approx(0.7225, abs=1e-4)
     metric = proportion(8, 10, "unused")

@@ -21,16 +21,22 @@ from core_helpers import (
 
 #: Records, on the controller, every report it receives (xdist replays the workers' reports).
 RECORDER = """
-import json, os
+import json
 from pathlib import Path
 
-def pytest_runtest_logreport(report):
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    row = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
-           "worker": getattr(report, "worker_id", None)}
-    with (Path(__file__).parent / "reports.jsonl").open("a") as fh:
-        fh.write(json.dumps(row) + "\\n")
+
+class Recorder:
+    def pytest_runtest_logreport(self, report):
+        row = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+               "worker": getattr(report, "worker_id", None)}
+        with (Path(__file__).parent / "reports.jsonl").open("a") as fh:
+            fh.write(json.dumps(row) + "\\n")
+
+
+def pytest_configure(config):
+    # not the PYTEST_XDIST_WORKER variable: this run may itself sit inside an xdist worker
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Recorder(), "recorder")
 """
 
 #: A generate target that logs which process ran which case.

@@ -54,7 +54,7 @@ def test_hf_rows_map_to_the_same_items_as_the_files(saved: tuple[Path, Path], da
         assert len(refs) == ROWS
         file_items = [
             to_item(read_record(r), task, r.case_id, r.source)
-            for r, _ in zip(file_refs(data_file(data_dir, task), task), range(ROWS))
+            for r, _ in zip(file_refs(data_file(data_dir, task), task), range(ROWS), strict=False)
         ]
         hf_items = [to_item(hf.read_row(r), task, r.case_id, r.source) for r in refs]
         assert [i.id for i in hf_items] == [i.id for i in file_items] == [f"{task}-{n}" for n in range(1, ROWS + 1)]

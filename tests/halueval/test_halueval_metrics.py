@@ -109,7 +109,7 @@ def test_empty_and_undefined() -> None:
 
 
 def test_aggregation_does_not_depend_on_order() -> None:
-    items = qa_outcomes() + [o("general", "yes", "no", 7, None), o("general", "no", "no", 9, None)]
+    items = [*qa_outcomes(), o("general", "yes", "no", 7, None), o("general", "no", "no", 9, None)]
     a, _ = aggregate(items)
     b, _ = aggregate(list(reversed(items)))
     from pytest_evals.aggregate import tree_to_json

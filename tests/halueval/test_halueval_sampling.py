@@ -70,7 +70,7 @@ def test_choice_is_balanced_and_reproducible() -> None:
     assert 4_850 < sum(shown) < 5_150
     assert shown == [shows_hallucinated(i, 0) for i in ids]
     other = [shows_hallucinated(i, 1) for i in ids]
-    assert 4_000 < sum(a != b for a, b in zip(shown, other)) < 6_000
+    assert 4_000 < sum(a != b for a, b in zip(shown, other, strict=True)) < 6_000
 
 
 def test_choice_is_the_same_in_another_process() -> None:

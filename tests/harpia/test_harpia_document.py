@@ -52,6 +52,8 @@ def test_spellings_of_keys_are_forgiving(tmp_path: Path) -> None:
         (None, {"instances": [{}], "metrics": [{"id": "bleu", "enable": "perhaps"}]}, ["field 'enable'"]),
         (None, {"instances": [{}], "metrics": ["bleu"]}, ["metrics[0]: expected an object"]),
         (None, {"instances": [{}], "metrics": [BLEU, BLEU]}, ["metrics[1] (id 'bleu')", "distinct 'name'"]),
+        (None, {"instances": [{}], "metrics": [{"id": "chrf", "name": "errors"}]}, ["name 'errors' is reserved"]),
+        (None, {"instances": [{}], "metrics": [{"id": "chrf", "name": "chr.f"}]}, ["name 'chr.f' may only contain"]),
         (None, {"instances": [{}], "metrics": [{"id": "rouge", "parameters": {"rouge_types": ["rouge0"]}}]},
          ["metrics[0] (id 'rouge')", "parameter 'rouge_types'"]),
     ],

@@ -256,3 +256,46 @@ def test_output_and_log_are_the_same_with_two_workers(
     key = lambda ln: (ln["name"], ln["instance_id"])  # noqa: E731
     assert sorted(plain_log, key=key) == sorted(xdist_log, key=key)
     assert len(plain_log) == 24 * 6  # bleu, chrf, rouge, exact_match, edit_distance, semantic; ter is corpus-only
+
+
+def rubric_responder(request: dict[str, Any]) -> str:
+    """A judge on loopback: rating 5 when the response repeats a reference, 2 otherwise;
+    a reply that is not JSON when the response says so (to test the error path)."""
+    import re
+
+    # the first user message is the rating prompt (later ones are the judge's retry requests)
+    prompt = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    response = re.search(r"<response>\n(.*?)\n</response>", prompt, re.S)
+    refs = re.findall(r"<reference>\n(.*?)\n</reference>", prompt, re.S)
+    text = response.group(1) if response else ""
+    if "GARBLE" in text:
+        return "I would rather not say."
+    rating = 5 if text in refs else 2
+    return json.dumps({"reasoning": f"{len(refs)} reference(s) seen", "rating": rating})
+
+
+def test_llm_judge_rates_through_the_session_client(
+    pytester: pytest.Pytester, write_harpia: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_evals.testing.fake_openai import FakeOpenAI
+
+    instances = [*INSTANCES[:3], {"id": "bad", "input": "x", "actual-output": "GARBLE", "expected-output": ["y"]}]
+    write_harpia([{"id": "llm_judge", "parameters": {"threshold": 0.5}}, {"id": "chrf"}], instances)
+    with FakeOpenAI(responder=rubric_responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-harpia-test-key")
+        monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(pytester.path / "cache"))
+        result, out, log = run_files(pytester, "-rEf")
+        requests = server.stats()
+    result.assert_outcomes(passed=1, failed=2, errors=1)
+    text = result.stdout.str()
+    assert "t.harpia.json#bad" in text and "not a JSON object" in text
+    assert "llm_judge score = 0.25, below minimum 0.5" in text
+    judged = {ln["instance_id"]: ln for ln in read_log(log) if ln["metric_id"] == "llm_judge"}
+    assert judged["a1"]["result"] == {"score": 1.0, "rating": 5, "reasoning": "2 reference(s) seen"}
+    assert judged["a2"]["result"]["score"] == 0.25 and judged["a2"]["passed"] is False
+    output = {o["id"]: o for o in read_output(out)}
+    assert output["llm_judge"]["score"] == {"score": pytest.approx(0.5), "rating": pytest.approx(3.0)}
+    assert output["llm_judge"]["instances"] == 3  # the erroring instance is left out of every score
+    assert requests["answered"] >= 4
+    assert "sk-harpia-test-key" not in out.read_text() + log.read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evals.llm import LLMClient, LLMError
-from pytest_evals.llm.cache import CLAIM_PREFIX, Claim, ResponseCache
+from pytest_evals.llm.cache import Claim, ResponseCache, claim_record
 from pytest_evals.llm.secret import Secret
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
@@ -66,6 +66,18 @@ def test_refresh_asks_again_and_overwrites(make_client: MakeClient, server: Fake
     later = make_client()
     assert run(closing(later, later.chat("Q", namespace="t"))).text == "new answer"
     assert server.stats()["answered"] == 2
+
+
+def test_failed_refresh_keeps_the_old_answer(make_client: MakeClient, server: FakeOpenAI) -> None:
+    client = make_client()
+    run(closing(client, client.chat("keep me", namespace="t")))
+    server.configure(rate_500=1.0)
+    refreshing = make_client(refresh=True, max_retries=0)
+    with pytest.raises(LLMError):
+        run(closing(refreshing, refreshing.chat("keep me", namespace="t")))
+    later = make_client()
+    reply = run(closing(later, later.chat("keep me", namespace="t")))
+    assert (reply.text, reply.cached) == ("keep me", True)
 
 
 def test_no_cache_bypasses(make_client: MakeClient, server: FakeOpenAI, cache_dir: Path) -> None:
@@ -180,7 +192,7 @@ def test_stale_claim_of_dead_process_is_taken_over(
     dead = Claim(
         pid=2**22 + 12345, host=__import__("socket").gethostname(), token="old", expires=9e12
     )
-    ns.set(CLAIM_PREFIX + key, dead.encode())
+    ns.set(key, claim_record(dead))
     cache.close()
     reply = run(closing(client, asyncio.wait_for(client.chat("orphan", namespace="t"), 10)))
     assert reply.text == "orphan"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.llm.cache import CLAIM_PREFIX, ResponseCache
+from pytest_evals.llm.cache import ResponseCache
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .helpers import answered_prompts, endpoint_args, probe_suite
@@ -22,10 +22,8 @@ CONCURRENCY = 8
 
 def cached_answers(cache_dir: Path) -> int:
     cache = ResponseCache(cache_dir, run_id="inspect")
-    ns = cache.namespace("probe")
-    assert ns is not None
     try:
-        return sum(1 for key in ns.iterkeys() if not str(key).startswith(CLAIM_PREFIX))
+        return cache.answers("probe")
     finally:
         cache.close()
 

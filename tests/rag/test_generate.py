@@ -68,12 +68,14 @@ def test_target_without_contexts_is_a_target_error_for_metrics_that_need_them(
 ) -> None:
     write_suite(pytester, QUESTIONS, generate=True, target="answer_target:answer",
                 metrics=["relevance", "faithfulness"])
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "summary.json")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
-        "*ERROR [[]target[]]: *rag.jsonl:2: target answer_target:answer: output field "
+        "*rag.jsonl:2: target answer_target:answer: output field "
         "'structured_contexts' (needed by metric faithfulness) is missing or empty",
     ])
+    suite = json.loads((pytester.path / "summary.json").read_text())["suites"][0]
+    assert suite["cases"]["errors_by_kind"] == {"target": 1}
 
 
 def test_model_target_with_system_prompt(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:

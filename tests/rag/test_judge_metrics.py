@@ -120,8 +120,7 @@ def test_threshold_failure_lists_every_metric(pytester: pytest.Pytester, judge_s
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "*case wfp (*rag.jsonl:1)",
-        "2 of 3 metric(s) below threshold: relevance, faithfulness",
+        "*2 of 3 metric(s) below threshold: relevance, faithfulness",
         "  FAIL relevance: 0.75 < threshold 0.80 - judge: one statement is off topic",
         "  FAIL faithfulness: 0.50 < threshold 1.00 - judge: the amount contradicts the page",
         "  ok   coherence: 0.75 >= threshold 0.75 - judge: clear but abrupt",
@@ -199,12 +198,13 @@ def test_missing_field_is_an_error_naming_field_and_metric(pytester: pytest.Pyte
                                                           judge_server: JudgeServer) -> None:
     no_ideal = {k: v for k, v in CASE_B.items() if k != "ideal_answer"}
     write_suite(pytester, [CASE, no_ideal], metrics=["relevance", "factual_correctness"])
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "summary.json")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
-        "*ERROR [[]input[]]: *rag.jsonl:2: field 'ideal_answer' (needed by metric factual_correctness)"
-        " is missing or empty",
+        "*rag.jsonl:2: field 'ideal_answer' (needed by metric factual_correctness) is missing or empty",
     ])
+    suite = json.loads((pytester.path / "summary.json").read_text())["suites"][0]
+    assert suite["cases"]["errors_by_kind"] == {"input": 1}
     # the bad case cost no judge call
     assert {js.section(p, "QUESTION") for p in judge_server.judge.prompts("relevance")} == {Q_A}
 
