@@ -25,7 +25,13 @@ import numpy as np
 from pytest_evals.halueval.index import file_refs, read_record
 from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem
 from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.offline import THRESHOLDS, OfflineRule, offline_verdict
+from pytest_evals.halueval.offline import (
+    THRESHOLDS,
+    OfflineRule,
+    offline_verdict,
+    passages_of,
+    similarity,
+)
 from pytest_evals.halueval.records import to_item
 from pytest_evals.halueval.sampling import unit_hash
 
@@ -55,21 +61,38 @@ def split(data_dir: Path, task: str, n: int) -> tuple[list[HaluEvalItem], list[H
     return items[:n], items[n:]
 
 
+def outputs_of(item: HaluEvalItem) -> list[tuple[str, bool]]:
+    if item.paired:
+        return [(item.right_answer or "", False), (item.hallucinated_answer or "", True)]
+    return [(item.response or "", item.label == "yes")]
+
+
 def scored(items: list[HaluEvalItem], rule: OfflineRule, enc: Encoder | None) -> tuple[np.ndarray, np.ndarray]:
     """(score, is_hallucinated) for every output of ``items``."""
+    if rule == "embedding":
+        assert enc is not None
+        return scored_embedding(items, enc)
     scores: list[float] = []
     labels: list[bool] = []
     for item in items:
-        outputs = (
-            [(item.right_answer or "", False), (item.hallucinated_answer or "", True)]
-            if item.paired
-            else [(item.response or "", item.label == "yes")]
-        )
-        for text, hallucinated in outputs:
-            verdict = asyncio.run(offline_verdict(item, text, rule, enc))
-            scores.append(verdict.score)
+        for text, hallucinated in outputs_of(item):
+            scores.append(asyncio.run(offline_verdict(item, text, rule)).score)
             labels.append(hallucinated)
     return np.array(scores), np.array(labels)
+
+
+def scored_embedding(items: list[HaluEvalItem], enc: Encoder) -> tuple[np.ndarray, np.ndarray]:
+    """The embedding rule's scores, computed in large batches (same texts as the judge)."""
+    ground = [passages_of(item) for item in items]
+    g_vecs = enc.model.encode([g for gs in ground for g in gs], normalize_embeddings=True, batch_size=64)
+    starts = np.cumsum([0] + [len(gs) for gs in ground])
+    outs = [(i, text, h) for i, item in enumerate(items) for text, h in outputs_of(item)]
+    o_vecs = enc.model.encode([t for _, t, _ in outs], normalize_embeddings=True, batch_size=64)
+    scores = [
+        similarity(np.vstack([o_vecs[k : k + 1], g_vecs[starts[i] : starts[i + 1]]]))
+        for k, (i, _, _) in enumerate(outs)
+    ]
+    return np.array(scores), np.array([h for _, _, h in outs])
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:

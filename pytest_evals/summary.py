@@ -42,7 +42,9 @@ def case_counts(results: list[CaseResult]) -> dict[str, Any]:
 
 def suite_summary(suite: Suite, task: Task[Any], results: list[CaseResult]) -> dict[str, Any]:
     counts = case_counts(results)
-    scored = [r for r in results if r.status in ("passed", "failed")]
+    # An erroring case may still carry the metrics that did score (a RAG case whose
+    # faithfulness judge failed still has its relevance): those feed the aggregates.
+    scored = [r for r in results if r.status in ("passed", "failed") or (r.status == "error" and r.data)]
     problems: list[str] = []
     try:
         metrics, tables = task.aggregate(scored)

@@ -143,9 +143,10 @@ class Harpia(Task[Instance]):
                 if case_id in seen:
                     error = (f"{source}: duplicate instance id {ident!r} (instances[{seen[case_id]}] and "
                              f"instances[{i}]); ids must be unique within a file")
-                    case_id = f"{case_id}@{i + 1}"
-                else:
-                    seen[case_id] = i
+            # Node ids stay unique even when ids repeat or collide with a made-up name.
+            while case_id in seen:
+                case_id = f"{case_id}@{i + 1}"
+            seen[case_id] = i
             yield CaseRef(case_id=case_id, source=source, locator=i, error=error)
 
     def load_case(self, ref: CaseRef) -> Instance:

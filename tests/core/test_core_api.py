@@ -1,4 +1,4 @@
-"""The Python API: ``pytest_evals.api.cases`` parametrizes a user's test with JSONL cases."""
+"""The Python API: ``pytest_evals.cases`` parametrizes a user's test with JSONL cases."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from core_helpers import esc, jb, write_jsonl
 API_TESTS = """
 import pytest
 from pydantic import BaseModel
+
+import pytest_evals
 from pytest_evals.api import cases
 
 
@@ -33,11 +35,19 @@ def test_model(case):
     assert isinstance(case, Question)
 
 
-@cases("data/cases.jsonl", task="jailbreak_guardrails")
+@pytest_evals.cases("data/cases.jsonl", task="jailbreak_guardrails")
 def test_task(case):
     assert type(case).__name__ == "JailbreakCase"
     assert case.expected_outcome == case.actual_outcome
 """
+
+
+def test_cases_is_the_public_api() -> None:
+    import pytest_evals
+    from pytest_evals import api
+
+    assert pytest_evals.cases is api.cases
+    assert "cases" in pytest_evals.__all__
 
 
 def test_one_test_per_line_with_ids_and_fixtures(pytester: pytest.Pytester) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sklearn.metrics as sklearn_metrics
 from scipy import stats as sps
 
 from pytest_evals import stats
@@ -33,8 +34,6 @@ from pytest_evals.runner import drive
 from pytest_evals.suite import Suite
 from pytest_evals.tasks.base import CaseRef
 from pytest_evals.tasks.classification import OutputGuardrails, OutputGuardrailsCase
-
-sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
 
 def pairs_from_counts(tp: int, tn: int, fp: int, fn: int) -> list[tuple[bool, bool]]:
@@ -72,7 +71,9 @@ def test_binary_metrics_match_scikit_learn(counts: tuple[int, int, int, int]) ->
     y_pred = [a for _, a in pairs]
     tree = binary_metrics(pairs)
     assert value(tree, "accuracy") == pytest.approx(sklearn_metrics.accuracy_score(y_true, y_pred))
-    assert value(tree, "precision") == pytest.approx(sklearn_metrics.precision_score(y_true, y_pred))
+    assert value(tree, "precision") == pytest.approx(
+        sklearn_metrics.precision_score(y_true, y_pred)
+    )
     assert value(tree, "recall") == pytest.approx(sklearn_metrics.recall_score(y_true, y_pred))
     assert value(tree, "f1") == pytest.approx(sklearn_metrics.f1_score(y_true, y_pred))
     assert value(tree, "f2") == pytest.approx(sklearn_metrics.fbeta_score(y_true, y_pred, beta=2))
@@ -97,7 +98,12 @@ def test_zero_over_zero_is_undefined_with_a_reason() -> None:
     empty = dict(walk(binary_metrics([])))
     assert empty["accuracy"].value is None
     assert empty["accuracy"].reason == "0/0: no cases"
-    assert proportion(0, 0, "nothing").to_json() == {"value": None, "kind": "proportion", "n": 0, "reason": "0/0: nothing"}
+    assert proportion(0, 0, "nothing").to_json() == {
+        "value": None,
+        "kind": "proportion",
+        "n": 0,
+        "reason": "0/0: nothing",
+    }
 
 
 def test_f_beta_is_zero_not_undefined_when_nothing_is_right() -> None:
@@ -126,7 +132,8 @@ def test_f_beta_is_zero_when_only_precision_is_undefined() -> None:
 
 
 @pytest.mark.parametrize(
-    ("k", "n"), [(0, 10), (10, 10), (8, 10), (1, 3), (17, 20), (5, 1000), (350, 35000), (31_500, 35_000)]
+    ("k", "n"),
+    [(0, 10), (10, 10), (8, 10), (1, 3), (17, 20), (5, 1000), (350, 35000), (31_500, 35_000)],
 )
 def test_wilson_matches_scipy(k: int, n: int) -> None:
     expected = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
@@ -169,7 +176,12 @@ def test_confusion_matrix_rows_expected_columns_actual() -> None:
     y_true, y_pred = zip(*ROUTER, strict=True)
     assert matrix == sklearn_metrics.confusion_matrix(y_true, y_pred, labels=labels).tolist()
     _tree, tables = multiclass_metrics(ROUTER)
-    assert tables["confusion_matrix"] == {"labels": labels, "matrix": matrix, "rows": "expected", "columns": "actual"}
+    assert tables["confusion_matrix"] == {
+        "labels": labels,
+        "matrix": matrix,
+        "rows": "expected",
+        "columns": "actual",
+    }
 
 
 def test_multiclass_by_hand() -> None:
@@ -183,9 +195,13 @@ def test_multiclass_by_hand() -> None:
     assert value(tree, "macro_precision") == pytest.approx(sum(p) / 3)
     assert value(tree, "macro_recall") == pytest.approx(sum(r) / 3)
     assert value(tree, "macro_f1") == pytest.approx(sum(f) / 3)
-    assert value(tree, "weighted_precision") == pytest.approx(sum(x * w for x, w in zip(p, support, strict=True)) / 7)
+    assert value(tree, "weighted_precision") == pytest.approx(
+        sum(x * w for x, w in zip(p, support, strict=True)) / 7
+    )
     assert value(tree, "weighted_recall") == pytest.approx(5 / 7)  # weighted recall is accuracy
-    assert value(tree, "weighted_f1") == pytest.approx(sum(x * w for x, w in zip(f, support, strict=True)) / 7)
+    assert value(tree, "weighted_f1") == pytest.approx(
+        sum(x * w for x, w in zip(f, support, strict=True)) / 7
+    )
     assert value(tree, "per_class.greetings.precision") == pytest.approx(2 / 3)
     assert value(tree, "per_class.thanks.recall") == pytest.approx(0.5)
     assert value(tree, "per_class.rag.f1") == pytest.approx(2 / 3)
@@ -230,7 +246,9 @@ def test_macro_f1_counts_a_never_predicted_class_as_zero() -> None:
     pairs = [("a", "a"), ("a", "a"), ("b", "a"), ("c", "c")]
     tree, _ = multiclass_metrics(pairs)
     y_true, y_pred = zip(*pairs, strict=True)
-    assert value(tree, "macro_f1") == pytest.approx(sklearn_metrics.f1_score(y_true, y_pred, average="macro"))
+    assert value(tree, "macro_f1") == pytest.approx(
+        sklearn_metrics.f1_score(y_true, y_pred, average="macro")
+    )
     assert value(tree, "macro_f1") == pytest.approx((0.8 + 0 + 1) / 3)
 
 
@@ -362,7 +380,9 @@ def test_metric_tree_json_round_trip() -> None:
 
 def test_gate_evaluation_unit() -> None:
     tree = binary_metrics(pairs_from_counts(tp=6, tn=9, fp=2, fn=3))
-    gates = parse_thresholds({"precision": 0.7, "recall": {"ci_low": {"min": 0.5}}, "fn": {"max": 3}})
+    gates = parse_thresholds(
+        {"precision": 0.7, "recall": {"ci_low": {"min": 0.5}}, "fn": {"max": 3}}
+    )
     results = {g.metric: g for g in check(gates, tree)}
     assert results["precision"].passed and results["precision"].value == 0.75
     low = stats.wilson(6, 9)[0]  # type: ignore[index]

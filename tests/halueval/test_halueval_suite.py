@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ YES_REPLIES = ("Yes", "yes.", "Yes, the answer contains fabricated facts.")
 NO_REPLIES = ("No", "no.", "No, it is supported. Not hallucinated.")
 UNPARSEABLE = "I cannot tell without more context."  # neither word: counts as "No"
 P_CORRECT = 0.7
+#: Models with another accuracy (for the comparison of two runs).
+P_CORRECT_BY_MODEL = {"weak": 0.55, "strong": 0.9}
 P_UNPARSEABLE = 0.05
 
 
@@ -84,16 +87,22 @@ class Judge:
 
     def __call__(self, request: dict[str, Any]) -> str:
         prompt = last_user_message(request)
+        model = str(request.get("model"))
         task, truth = self.lookup(prompt)
-        digest = hashlib.sha256(prompt.encode()).digest()
+        p_correct = P_CORRECT_BY_MODEL.get(model, P_CORRECT)
+        salt = model if model in P_CORRECT_BY_MODEL else ""
+        digest = hashlib.sha256((salt + prompt).encode()).digest()
         u, pick = digest[0] / 256, digest[1]
         if u < P_UNPARSEABLE:
             reply, meaning = UNPARSEABLE, "no"
         else:
-            said = truth if u < P_UNPARSEABLE + P_CORRECT * (1 - P_UNPARSEABLE) else ("no" if truth == "yes" else "yes")
+            said = truth if u < P_UNPARSEABLE + p_correct * (1 - P_UNPARSEABLE) else ("no" if truth == "yes" else "yes")
             replies = YES_REPLIES if said == "yes" else NO_REPLIES
             reply, meaning = replies[pick % len(replies)], said
-        self.log.append({"task": task, "truth": truth, "meaning": meaning, "unparseable": reply == UNPARSEABLE})
+        self.log.append({
+            "task": task, "truth": truth, "meaning": meaning, "unparseable": reply == UNPARSEABLE,
+            "model": model, "prompt": hashlib.sha256(prompt.encode()).hexdigest(),
+        })
         return reply
 
 
@@ -263,3 +272,38 @@ def test_hf_dataset_suite_offline(pytester: pytest.Pytester, data_dir: Path) -> 
     summary = json.loads(out.read_text(encoding="utf-8"))["suites"][0]
     assert summary["cases"]["total"] == 12 and summary["cases"]["errors"] == 0
     assert summary["metrics"]["qa"]["n"]["value"] == 6
+
+
+def test_compare_two_models_from_their_run_files(
+    pytester: pytest.Pytester, data_dir: Path, judge_server: tuple[FakeOpenAI, Judge]
+) -> None:
+    """Two runs (weak and strong judge model), then `pytest-evals compare` on their summaries."""
+    server, judge = judge_server
+    write_suite(pytester, data_dir, sample=80)
+    judge.log.clear()
+    paths = {}
+    for model in ("weak", "strong"):
+        out = pytester.path / f"{model}.json"
+        pytester.runpytest_subprocess(
+            "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
+            "--evals-model", model, "--evals-cache-dir", str(pytester.path / "cache"),
+            "--evals-json", str(out), "--evals-report-dir", str(pytester.path / f"runs-{model}"),
+        )
+        paths[model] = out
+    right = {(e["model"], e["prompt"]): e["truth"] == e["meaning"] for e in judge.log}
+    prompts = {e["prompt"] for e in judge.log}
+    assert len(prompts) == 80
+    only_weak = sum(right[("weak", p)] and not right[("strong", p)] for p in prompts)
+    only_strong = sum(right[("strong", p)] and not right[("weak", p)] for p in prompts)
+    result = pytester.run(
+        sys.executable, "-m", "pytest_evals.cli", "compare", str(paths["weak"]), str(paths["strong"]),
+        "--json", str(pytester.path / "cmp.json"),
+    )
+    assert result.ret == 0, result.stderr.str()
+    cmp = json.loads((pytester.path / "cmp.json").read_text(encoding="utf-8"))["comparisons"]
+    assert (cmp["all"]["n"], cmp["all"]["only_a"], cmp["all"]["only_b"]) == (80, only_weak, only_strong)
+    from pytest_evals import stats
+
+    assert cmp["all"]["p_value"] == stats.mcnemar_exact(only_weak, only_strong)
+    assert sum(cmp[t]["n"] for t in ("qa", "dialogue", "summarization", "general")) == 80
+    result.stdout.fnmatch_lines(["*McNemar p*", "all *80 *"])

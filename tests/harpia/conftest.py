@@ -27,7 +27,7 @@ import pytest_evals.metrics.reference.meteor
 import pytest_evals.metrics.reference.rouge
 import pytest_evals.metrics.reference.sacre
 import pytest_evals.metrics.reference.semantic
-import pytest_evals.tasks.harpia  # noqa: F401
+import pytest_evals.tasks.harpia
 from pytest_evals.metrics.reference.bertscore import embedded_model_path
 from pytest_evals.metrics.reference.wordnet import SYSTEM_WORDNET
 
@@ -37,7 +37,7 @@ SCHEMAS = Path(pytest_evals.harpia.writers.__file__).parent / "schemas"
 
 def _preload() -> None:
     import bert_score  # noqa: F401
-    import nltk.translate.bleu_score  # noqa: F401
+    import nltk.translate.bleu_score
     import nltk.translate.meteor_score  # noqa: F401
     import rouge_score.rouge_scorer  # noqa: F401
     import sacrebleu  # noqa: F401

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -96,7 +97,8 @@ def test_sacrebleu_corpus_with_a_varying_number_of_references() -> None:
 
     refs = [["The cat sleeps on the sofa ."], ["It will rain in Lisbon tomorrow .", "Tomorrow it rains in Lisbon ."],
             ["I love reading books at night ."]]
-    expected = BLEU().corpus_score(HYPS, [[r[0] for r in refs], [None, refs[1][1], None]]).score
+    streams: list[list[str | None]] = [[r[0] for r in refs], [None, refs[1][1], None]]
+    expected = BLEU().corpus_score(HYPS, streams).score  # type: ignore[arg-type]  # None pads, as sacrebleu documents
     assert build_metric("sacrebleu").corpus_score(HYPS, refs)["bleu"] == pytest.approx(expected)
 
 
@@ -148,7 +150,7 @@ def test_meteor_matches_nltk() -> None:
 
 
 def test_exact_match_normalisation() -> None:
-    cases = [
+    cases: list[tuple[dict[str, Any], str, str, float]] = [
         ({}, "Lisbon", "Lisbon", 1.0),
         ({}, "Lisbon\n", "Lisbon", 1.0),  # strip is on by default
         ({"strip": False}, "Lisbon\n", "Lisbon", 0.0),
@@ -213,7 +215,7 @@ def test_best_of_references_keeps_the_best_for_the_model() -> None:
     worse, better = "Rain is expected tomorrow in the city of Lisbon .", "It will rain in Lisbon tomorrow !"
     for metric_id, key in [("bleu", "bleu"), ("sacrebleu", "bleu"), ("chrf", "chrf"), ("rouge", "rouge1"),
                            ("exact_match", "exact_match"), ("edit_distance", "distance"), ("ter", "ter")]:
-        params = {"smoothing": "method1"} if metric_id == "bleu" else {}
+        params: dict[str, Any] = {"smoothing": "method1"} if metric_id == "bleu" else {}
         params = {"ignore_punctuation": True} if metric_id == "exact_match" else params
         metric = build_metric(metric_id, params)
         [both] = metric.score_pairs([Pair(hyp, (worse, better))])

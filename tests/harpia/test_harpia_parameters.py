@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.metrics.reference import METRICS, BadParameters, UnknownMetric, accepted_parameters, build_metric
+from pytest_evals.metrics.reference import (
+    METRICS,
+    BadParameters,
+    UnknownMetric,
+    accepted_parameters,
+    build_metric,
+)
 
 
 def test_unknown_metric_lists_the_accepted_ids() -> None:
@@ -40,6 +46,7 @@ def test_unknown_parameter_lists_the_accepted_parameters() -> None:
         ("llm_judge", {"scale_min": 5, "scale_max": 5}, "scale_max"),
         ("exact_match", {"regexes_to_ignore": ["("]}, "regular expression"),
         ("ter", {"threshold": "high"}, "threshold"),
+        ("chrf", {"threshold": 50, "sentence_level": False}, "sentence_level: false"),
     ],
 )
 def test_invalid_values_name_the_parameter(metric_id: str, params: dict, fragment: str) -> None:

@@ -38,7 +38,7 @@ def test_settings_precedence(pytester: pytest.Pytester, monkeypatch: pytest.Monk
     )
     monkeypatch.setenv("OPENAI_BASE_URL", "http://env.example/v1")
     monkeypatch.setenv("MY_KEY", "sk-from-env")
-    config = pytester.parseconfigure(
+    config = pytester.parseconfig(
         "--evals-model",
         "cli-model",
         "--evals-api-key-env",
@@ -56,21 +56,21 @@ def test_settings_precedence(pytester: pytest.Pytester, monkeypatch: pytest.Monk
 
 
 def test_offline_detection(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert is_offline(pytester.parseconfigure())
-    assert not is_offline(pytester.parseconfigure("--evals-base-url", "http://127.0.0.1:1/v1"))
+    assert is_offline(pytester.parseconfig())
+    assert not is_offline(pytester.parseconfig("--evals-base-url", "http://127.0.0.1:1/v1"))
     assert is_offline(
-        pytester.parseconfigure("--evals-base-url", "http://127.0.0.1:1/v1", "--evals-offline")
+        pytester.parseconfig("--evals-base-url", "http://127.0.0.1:1/v1", "--evals-offline")
     )
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
-    config = pytester.parseconfigure()
+    config = pytester.parseconfig()
     assert not is_offline(config) and get_settings(config).base_url == "https://api.openai.com/v1"
 
 
 def test_cache_flags(pytester: pytest.Pytester) -> None:
-    assert get_settings(pytester.parseconfigure()).cache is True
-    assert get_settings(pytester.parseconfigure("--no-cache")).cache is False
-    assert get_settings(pytester.parseconfigure("--no-evals-cache")).cache is False
-    assert get_settings(pytester.parseconfigure("--no-cache", "--cache")).cache is True
+    assert get_settings(pytester.parseconfig()).cache is True
+    assert get_settings(pytester.parseconfig("--no-cache")).cache is False
+    assert get_settings(pytester.parseconfig("--no-evals-cache")).cache is False
+    assert get_settings(pytester.parseconfig("--no-cache", "--cache")).cache is True
 
 
 def test_bad_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -197,7 +197,7 @@ def test_dry_run_estimates_and_sends_nothing(
 def test_summary_names_offline_judge(pytester: pytest.Pytester, tmp_path: Path) -> None:
     from pytest_evals.llm.plugin import judge_line
 
-    config = pytester.parseconfigure()
+    config = pytester.parseconfig()
     assert (
         judge_line(config)
         == "judge: all-MiniLM-L6-v2 (embedded offline judge) (no model endpoint configured)"
@@ -221,3 +221,41 @@ def test_xdist_totals_and_no_duplicates(
     assert len(answered) == 15 and set(answered.values()) == {1}, answered
     llm = json.loads(out.read_text())["llm"]
     assert llm["requests"] == 15 and llm["cache_hits"] == 45 and llm["cache_misses"] == 15
+
+
+def test_faults_leave_every_case_scored_and_results_equal_at_any_concurrency(
+    pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """10% 429 + 5% 500 + 2% malformed + 1% hang, whole runs at concurrency 1 and 64."""
+    server.configure(
+        latency=0.005,
+        rate_429=0.10,
+        rate_500=0.05,
+        rate_malformed=0.02,
+        rate_hang=0.01,
+        retry_after=0.02,
+        seed=5,
+    )
+    probe_suite(pytester, [f"faulty case {i}" for i in range(80)])
+    summaries = []
+    for concurrency in ("1", "64"):
+        out = tmp_path / f"summary-{concurrency}.json"
+        result = pytester.runpytest(
+            *endpoint_args(server, tmp_path / f"cache-{concurrency}", "--evals-json", str(out)),
+            *(
+                "--evals-concurrency",
+                concurrency,
+                "--evals-timeout",
+                "0.5",
+                "--evals-max-retries",
+                "8",
+            ),
+        )
+        result.assert_outcomes(passed=80)
+        summary = json.loads(out.read_text())
+        assert summary["llm"]["errors"] == 0 and summary["llm"]["retries"] > 0
+        summaries.append(summary["suites"][0]["metrics"])
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["accuracy"]["value"] == 1.0
+    outcomes = server.stats()["outcomes"]
+    assert all(outcomes.get(k, 0) > 0 for k in ("429", "500", "malformed", "hang")), outcomes

@@ -58,8 +58,6 @@ def test_plain_and_two_workers_agree(pytester: pytest.Pytester, judge_server: Ju
     assert judge_server.server.stats()["received"] == 2 * 12 * 5
 
 
-@pytest.mark.xfail(strict=True, reason="core change pending: summary.py hands only passed/failed results to "
-                   "Task.aggregate, so an erroring case's scored metrics are left out")
 def test_scored_metrics_of_an_erroring_case_feed_the_aggregates(pytester: pytest.Pytester,
                                                                judge_server: JudgeServer) -> None:
     cases, script = cases_and_script(4)

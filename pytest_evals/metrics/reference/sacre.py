@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
 
@@ -21,6 +21,12 @@ SACRE_TOKENIZERS = Literal["none", "13a", "intl", "char", "zh", "ja-mecab", "ko-
 class SacreParams(MetricParams):
     #: false: corpus score only (no per-instance results, no log lines, no threshold).
     sentence_level: bool = True
+
+    @model_validator(mode="after")
+    def _threshold_needs_sentences(self) -> SacreParams:
+        if self.threshold is not None and not self.sentence_level:
+            raise ValueError("threshold applies to instance results; it cannot be used with sentence_level: false")
+        return self
 
 
 class SacreBleuParams(SacreParams):
