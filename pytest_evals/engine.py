@@ -26,6 +26,9 @@ class Engine:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is not None:  # fast path: no lock once the loop runs
+            return loop
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()

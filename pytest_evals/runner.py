@@ -85,6 +85,8 @@ class Prefetcher:
         self._index: dict[str, int] = {}
         self._futures: list[concurrent.futures.Future[CaseResult]] = []
         self._released = -1
+        self._release_sent = -1
+        self._batch = max(1, min(32, self.window // 8))
         self._sem: asyncio.Semaphore | None = None
         self._feeder: concurrent.futures.Future[None] | None = None
 
@@ -129,20 +131,30 @@ class Prefetcher:
             self._released += 1
             self._sem.release()
 
+    def _send_release(self, i: int) -> None:
+        if i > self._release_sent:
+            self._release_sent = i
+            self.ctx.engine.loop.call_soon_threadsafe(self._release_upto, i)
+
     def result(self, nodeid: str, timeout: float) -> CaseResult:
         i = self._index[nodeid]
         fut = self._futures[i]
-        loop = self.ctx.engine.loop
+        if not fut.done():
+            # The feeder may be waiting for slots to reach this case: free the slots of
+            # everything already consumed before waiting.
+            self._send_release(i - 1)
         try:
             return fut.result(timeout)
         except concurrent.futures.TimeoutError:
             raise TimeoutError(
-                f"no result after {timeout:g} s (raise --evals-case-timeout if cases are this slow)"
+                f"no result after {timeout:g} s (raise ini evals_case_timeout if cases are this slow)"
             ) from None
         finally:
-            if self._sem is not None:
-                loop.call_soon_threadsafe(self._release_upto, i)
             self._futures[i] = _DONE
+            # Waking the loop thread costs a system call; when results are ready ahead
+            # of the items, hand slots back in batches instead of one per item.
+            if i - self._release_sent >= self._batch:
+                self._send_release(i)
 
     def cancel(self) -> None:
         if self._feeder is not None:

@@ -28,6 +28,8 @@ DATA_METRICS = "metrics"
 DATA_HYPOTHESIS = "hypothesis"
 DATA_REFERENCES = "references"
 DATA_INSTANCE_ID = "instance_id"
+#: metric name -> why it could not score this instance (the instance is an error).
+DATA_ERRORS = "errors"
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import field_validator
 
 from pytest_evals.aggregate import MetricTree
-from pytest_evals.errors import InfrastructureError, SuiteConfigError, TargetError
+from pytest_evals.errors import EvalsError, SuiteConfigError, TargetError, error_kind
 from pytest_evals.harpia.batcher import Batcher
 from pytest_evals.harpia.document import (
     HarpiaDocument,
@@ -36,6 +36,7 @@ from pytest_evals.harpia.document import (
 )
 from pytest_evals.harpia.scores import (
     DATA_HYPOTHESIS,
+    DATA_ERRORS,
     DATA_INSTANCE_ID,
     DATA_METRICS,
     DATA_REFERENCES,
@@ -43,7 +44,7 @@ from pytest_evals.harpia.scores import (
     compute_outcomes,
     metric_tree,
 )
-from pytest_evals.metrics.reference import MetricError, Pair, Scored
+from pytest_evals.metrics.reference import Pair, Scored
 from pytest_evals.metrics.reference.semantic import SemanticSimilarity
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import SuiteConfig
@@ -206,33 +207,43 @@ class Harpia(Task[Instance]):
 
     async def evaluate(self, case: Instance, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         pair = Pair(case.actual_output or "", tuple(case.expected_output), case.input)
-        outcomes: dict[str, Timed] = {}
+        outcomes: dict[str, Timed | Exception] = {}
         deferred = []
-        try:
-            for spec in self.specs:
-                if not spec.metric.sentence_level:
-                    continue
-                if spec.metric.batched or spec.metric.uses_judge:
-                    deferred.append(spec)
-                else:
-                    outcomes[spec.name] = self._score_inline(spec, pair)
-            if deferred:
-                # Only reached with the engine (needs_engine() is true for these metrics).
-                done = await asyncio.gather(*(self._score_async(s, pair, ctx) for s in deferred))
-                outcomes.update({s.name: d for s, d in zip(deferred, done, strict=True)})
-        except MetricError as exc:
-            raise InfrastructureError(f"{ref.source}: {exc}") from None
+        for spec in self.specs:
+            if not spec.metric.sentence_level:
+                continue
+            if spec.metric.batched or spec.metric.uses_judge:
+                deferred.append(spec)
+                continue
+            try:
+                outcomes[spec.name] = self._score_inline(spec, pair)
+            except Exception as exc:  # one metric's failure must not hide the others' results
+                outcomes[spec.name] = exc
+        if deferred:
+            # Only reached with the engine (needs_engine() is true for these metrics).
+            done = await asyncio.gather(*(self._score_async(s, pair, ctx) for s in deferred), return_exceptions=True)
+            for spec, outcome in zip(deferred, done, strict=True):
+                if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                    raise outcome  # cancelled: the session is ending
+                outcomes[spec.name] = outcome
         return self._result(case, ref, pair, outcomes)
 
-    def _result(self, case: Instance, ref: CaseRef, pair: Pair, outcomes: dict[str, Timed]) -> CaseResult:
+    def _result(self, case: Instance, ref: CaseRef, pair: Pair, outcomes: dict[str, Timed | Exception]) -> CaseResult:
         result = self.new_result(ref)
         metrics: dict[str, Any] = {}
+        errors: dict[str, str] = {}
         batches: dict[str, int] = {}
         misses = []
+        first_error: Exception | None = None
         for spec in self.specs:
-            if spec.name not in outcomes:
+            timed = outcomes.get(spec.name)
+            if timed is None:
                 continue
-            timed = outcomes[spec.name]
+            if isinstance(timed, Exception):
+                first_error = first_error or timed
+                text = str(timed) or type(timed).__name__
+                errors[spec.name] = text if isinstance(timed, EvalsError) else f"{type(timed).__name__}: {text}"
+                continue
             scored, metric = timed.scored, spec.metric
             passed = metric.passes(scored.result)
             metrics[spec.name] = {
@@ -258,6 +269,8 @@ class Harpia(Task[Instance]):
         if any(s.metric.corpus_level for s in self.specs):
             data[DATA_HYPOTHESIS] = pair.hypothesis
             data[DATA_REFERENCES] = list(pair.references)
+        if errors:
+            data[DATA_ERRORS] = errors
         result.data = data
         result.details = {
             "input": case.input,
@@ -267,7 +280,17 @@ class Harpia(Task[Instance]):
         if batches:
             # How many instances shared each model call (a reviewer's check on batching).
             result.details["batch_sizes"] = batches
-        if misses:
+        if first_error is not None:
+            # The instance is an error, but the metrics that did score it still count.
+            result.status = "error"
+            result.error_kind = error_kind(first_error)
+            result.message = f"{ref.source}: " + "; ".join(f"metric {n!r}: {m}" for n, m in errors.items())
+            raw = getattr(first_error, "raw_reply", None)
+            if raw is not None:
+                result.details["raw_reply"] = raw
+            if misses:
+                result.message += "; also " + "; ".join(misses)
+        elif misses:
             result.status = "failed"
             result.message = "; ".join(misses)
         return result

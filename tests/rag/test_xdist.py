@@ -51,9 +51,11 @@ def test_plain_and_two_workers_agree(pytester: pytest.Pytester, judge_server: Ju
     assert a["cases"]["errors"] == 1 and a["cases"]["errors_by_kind"] == {"judge": 1}
     assert a["cases"]["total"] == 12
     assert [g["passed"] for g in a["gates"]] == [True, True, True]
-    scored = [i for i in range(12) if i != 3]
-    expected = sum((i % 4 + 1) / (i % 4 + 1 + i % 3) for i in scored) / len(scored)
+    # case 3 errored on faithfulness only: its relevance is scored and counts
+    expected = sum((i % 4 + 1) / (i % 4 + 1 + i % 3) for i in range(12)) / 12
     assert a["metrics"]["relevance"]["mean"]["value"] == pytest.approx(expected)
+    assert a["metrics"]["relevance"]["mean"]["n"] == 12
+    assert a["metrics"]["faithfulness"]["mean"]["n"] == 11
     # both runs asked the judge everything (separate caches): 12 cases x 5 requests each, twice
     assert judge_server.server.stats()["received"] == 2 * 12 * 5
 
