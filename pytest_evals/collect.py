@@ -30,12 +30,14 @@ def implicit_raw(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def open_suite(config: pytest.Config, path: Path, nodeid: str) -> tuple[Suite, Task[Any]]:
+def open_suite(
+    config: pytest.Config, path: Path, nodeid: str, used: set[int] | None = None
+) -> tuple[Suite, Task[Any]]:
     from pytest_evals.session import get_state
     from pytest_evals.tasks import get_task_class
 
     state = get_state(config)
-    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path))
+    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path), used)
     task = get_task_class(suite.config.task)(suite)
     return suite, task
 

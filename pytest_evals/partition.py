@@ -54,7 +54,7 @@ def make_scheduler_class() -> type[Any]:
             self.collection = list(collection)
             if self.maxschedchunk is None:
                 # LoadScheduling.schedule() sets this default; check_schedule() needs it.
-                self.maxschedchunk = len(self.collection)
+                self.maxschedchunk = len(collection)
             case_set = set(cases)
             self.pending[:] = [i for i in range(len(collection)) if i not in case_set]
             nodes = sorted(self.nodes, key=lambda node: worker_number(node.gateway.id))

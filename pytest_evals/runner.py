@@ -34,11 +34,6 @@ def drive(coro: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("drive() needs a coroutine that does not await I/O; use the engine")
 
 
-def _case_dump(case: Any) -> Any:
-    dump = getattr(case, "model_dump", None)
-    return dump(mode="json", by_alias=True) if dump else case
-
-
 async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: int) -> CaseResult:
     """Load, (generate,) evaluate one case; every failure becomes an error result."""
     usage = Usage()
@@ -51,7 +46,7 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
         case = task.load_case(ref)
         if task.config.generate:
             case = await task.generate(case, ref, ctx)
-            generated = _case_dump(case)
+            generated = task.generated_record(case, ref)
         result = await task.evaluate(case, ref, ctx)
     except SkipCase as exc:
         result = task.new_result(ref)

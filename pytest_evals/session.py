@@ -22,7 +22,7 @@ import pytest
 from pytest_evals.collect import CaseItem, SuiteErrorItem, open_suite
 from pytest_evals.context import EvalContext
 from pytest_evals.engine import Engine
-from pytest_evals.errors import EvalsError
+from pytest_evals.errors import EvalsError, SuiteConfigError
 from pytest_evals.partition import is_case_nodeid, owned_block, worker_number
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.runner import Prefetcher, drive, evaluate_case
@@ -54,7 +54,10 @@ def _overrides(config: pytest.Config) -> list[Override]:
         if value is not None:
             out.append(Override(name, value, only_if_known=True))
     for text in config.getoption("evals_set", None) or []:
-        out.append(Override.parse(text))
+        try:
+            out.append(Override.parse(text))
+        except SuiteConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
     return out
 
 
@@ -73,6 +76,7 @@ class EvalSession:
         self.summary: dict[str, Any] | None = None
         self.exit_note: str | None = None
         self._untolerated = 0
+        self.used_overrides: set[int] = set()
         self._failed_by_suite: dict[str, int] = defaultdict(int)
         self._errors_by_suite: dict[str, int] = defaultdict(int)
         fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".jsonl")
@@ -150,14 +154,25 @@ class EvalSession:
         from pytest_evals.summary import suite_summary, suite_error_summary
 
         self.summaries = []
+        strict = bool(self.config.getoption("evals_strict", False))
         for suite_id, results in sorted(self.results_by_suite().items()):
             path = self.config.rootpath / suite_id
             try:
-                suite, task = open_suite(self.config, path, suite_id)
+                suite, task = open_suite(self.config, path, suite_id, self.used_overrides)
             except EvalsError as exc:
                 self.summaries.append(suite_error_summary(suite_id, str(exc), results))
                 continue
-            self.summaries.append(suite_summary(suite, task, results))
+            self.summaries.append(suite_summary(suite, task, results, strict))
+
+    def warnings(self) -> list[str]:
+        """Run-level notes for the summary: overrides that reached no suite (typos)."""
+        if not self.summaries:
+            return []
+        return [
+            f"--evals-set {ov.key}={ov.value!r}: no suite in this run has a field {ov.key.split('.')[0]!r}"
+            for ov in self.overrides
+            if not ov.only_if_known and ov.suite is None and id(ov) not in self.used_overrides
+        ]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -185,24 +200,14 @@ class EvalSession:
         evidence (shown in the report), not verdicts. Errors are only tolerated where a
         gate on ``errors`` says how many may happen. ``--evals-strict`` turns this off.
         """
-        missed = [s for s in self.summaries if not s["passed"]]
-        if missed:
+        # Each suite's verdict already says whether its failed and erroring cases are
+        # covered (summary.verdict); the exit status follows the verdicts.
+        if any(not s["passed"] for s in self.summaries):
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
-        if session.exitstatus != pytest.ExitCode.TESTS_FAILED or self.config.getoption("evals_strict", False):
+        if session.exitstatus != pytest.ExitCode.TESTS_FAILED or self._untolerated:
             return
-        if self._untolerated:
-            return
-        by_id = {s["suite"]: s for s in self.summaries}
-        for suite_id in set(self._failed_by_suite) | set(self._errors_by_suite):
-            summary = by_id.get(suite_id)
-            if summary is None or not summary["gates"]:
-                return
-            if self._errors_by_suite.get(suite_id) and not any(
-                g["metric"].split(".")[0] == "errors" for g in summary["gates"]
-            ):
-                return
         failed = sum(self._failed_by_suite.values())
         errors = sum(self._errors_by_suite.values())
         self.exit_note = (

@@ -175,6 +175,7 @@ def load_suite(
     nodeid: str,
     overrides: Iterable[Override] = (),
     raw: dict[str, Any] | None = None,
+    used: set[int] | None = None,
 ) -> Suite:
     """Read, override and validate one suite file (the task's own config model)."""
     from pytest_evals.tasks import get_task_class
@@ -198,6 +199,9 @@ def load_suite(
                 f"fields: {', '.join(sorted(known))}"
             )
         _set_path(raw, ov.key, ov.value)
+        if used is not None:
+            # by identity: override values may be unhashable lists
+            used.add(id(ov))
     try:
         config = task_cls.config_model.model_validate(raw)
     except ValidationError as exc:

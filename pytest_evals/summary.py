@@ -40,7 +40,36 @@ def case_counts(results: list[CaseResult]) -> dict[str, Any]:
     }
 
 
-def suite_summary(suite: Suite, task: Task[Any], results: list[CaseResult]) -> dict[str, Any]:
+def errors_tolerated(counts: dict[str, Any], gate_metrics: list[str]) -> bool:
+    """Erroring cases are acceptable only where a gate says how many: a gate on ``errors``
+    covers every kind, a gate on ``errors_<kind>`` covers that kind."""
+    if not counts["errors"]:
+        return True
+    tops = {m.split(".")[0] for m in gate_metrics}
+    if "errors" in tops:
+        return True
+    return all(f"errors_{kind}" in tops for kind in counts["errors_by_kind"])
+
+
+def verdict(counts: dict[str, Any], gates: list[Any], problems: list[str], strict: bool) -> tuple[bool, list[str]]:
+    """A suite passes when its gates pass, nothing is wrong with it as a whole, and its
+    failed/erroring cases are covered: by its gates (errors by an errors gate), or, for a
+    suite without gates, by there being none (then it behaves like plain tests)."""
+    reasons = [f"missed gate: {g.describe()}" for g in gates if not g.passed]
+    reasons += problems
+    if gates:
+        if not errors_tolerated(counts, [g.metric for g in gates]):
+            reasons.append(f"{counts['errors']} erroring case(s) and no gate on errors")
+        if strict and counts["failed"]:
+            reasons.append(f"{counts['failed']} failed case(s) (--evals-strict)")
+    elif counts["failed"] or counts["errors"]:
+        reasons.append(f"{counts['failed']} failed and {counts['errors']} erroring case(s); the suite has no gates")
+    return not reasons, reasons
+
+
+def suite_summary(
+    suite: Suite, task: Task[Any], results: list[CaseResult], strict: bool = False
+) -> dict[str, Any]:
     counts = case_counts(results)
     # An erroring case may still carry the metrics that did score (a RAG case whose
     # faithfulness judge failed still has its relevance): those feed the aggregates.
@@ -62,7 +91,7 @@ def suite_summary(suite: Suite, task: Task[Any], results: list[CaseResult]) -> d
         problems.append(str(exc))
     suite_errors = [r.message for r in results if r.case_id == SUITE_ERROR_ID and r.message]
     problems.extend(suite_errors)
-    passed = all(g.passed for g in gates) and not problems
+    passed, reasons = verdict(counts, gates, problems, strict)
     return {
         "suite": suite.nodeid,
         "name": suite.name,
@@ -76,6 +105,7 @@ def suite_summary(suite: Suite, task: Task[Any], results: list[CaseResult]) -> d
         "gates": [g.to_json() for g in gates],
         "problems": problems,
         "passed": passed,
+        "reasons": reasons,
         "_metric_tree": metrics,
         "_gate_objects": gates,
     }
@@ -95,6 +125,7 @@ def suite_error_summary(suite_id: str, message: str, results: list[CaseResult]) 
         "gates": [],
         "problems": [message],
         "passed": False,
+        "reasons": [message],
         "_metric_tree": {},
         "_gate_objects": [],
     }
@@ -111,6 +142,7 @@ def build_run_summary(state: EvalSession) -> dict[str, Any]:
         "started_at": state.started,
         "duration_s": None,
         "passed": all(s["passed"] for s in state.summaries),
+        "warnings": state.warnings(),
         "suites": [public(s) for s in state.summaries],
     }
 
@@ -249,13 +281,16 @@ def render_terminal(tr: Any, state: EvalSession) -> None:
             tr.write_line("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         if hidden:
             tr.write_line(f"  ({hidden} nested metrics not shown: run with -v or read the JSON summary)")
-        for g in s["_gate_objects"]:
-            if not g.passed:
-                tr.write_line(f"  MISSED GATE {s['name']}: {g.describe()}", red=True)
-        for problem in s["problems"]:
-            tr.write_line(f"  PROBLEM {s['name']}: {problem}", red=True)
+        for reason in s["reasons"]:
+            if reason.startswith("missed gate: "):
+                label, reason = "MISSED GATE", reason.removeprefix("missed gate: ")
+            else:
+                label = "PROBLEM" if reason in s["problems"] else "FAILED"
+            tr.write_line(f"  {label} {s['name']}: {reason}", red=True)
         if s.get("generated_path"):
             tr.write_line(f"  generated outputs: {s['generated_path']}")
+    for warning in state.warnings():
+        tr.write_line(f"WARNING: {warning}", yellow=True)
     if state.exit_note:
         tr.write_line("")
         tr.write_line(state.exit_note, yellow=True)

@@ -35,9 +35,12 @@ def output_objects(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def log_lines(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> Iterator[dict[str, Any]]:
-    """One line per (metric, scored instance); metrics without instance results write none."""
+    """One line per (metric, instance it scored); metrics without instance results write none.
+
+    An instance that errored on one metric still has lines for the metrics that scored it
+    (they count in the scores too)."""
     objects = suite["tables"][TABLE_KEY]["metrics"]
-    scored = sorted((r for r in results if r.status in ("passed", "failed")), key=lambda r: (r.index, r.case_id))
+    scored = sorted((r for r in results if r.status != "skipped"), key=lambda r: (r.index, r.case_id))
     for obj in objects:
         for r in scored:
             entry = (r.data.get(DATA_METRICS) or {}).get(obj["name"])

@@ -15,9 +15,11 @@ from pytest_evals.aggregate import Metric, MetricTree, count, proportion
 
 
 def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float | None:
-    """F-beta from counts; None when precision or recall is 0/0, 0.0 when tp is 0."""
-    if tp + fp == 0 or tp + fn == 0:
-        return None
+    """F-beta = (1+b^2)TP / ((1+b^2)TP + b^2 FN + FP): undefined (None) only for 0/0.
+
+    A detector that never fires while positives exist scores 0, not "undefined": the
+    formula is defined there even though precision alone is 0/0.
+    """
     b2 = beta * beta
     denom = (1 + b2) * tp + b2 * fn + fp
     return (1 + b2) * tp / denom if denom else None
@@ -26,8 +28,7 @@ def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float | None:
 def _f_metric(tp: int, fp: int, fn: int, tn: int, beta: float) -> Metric:
     value = f_beta(tp, fp, fn, beta)
     if value is None:
-        why = "no predicted positives" if tp + fp == 0 else "no actual positives"
-        return Metric(None, None, tp + fp + fn, f"0/0: {why}")
+        return Metric(None, None, 0, "0/0: no actual and no predicted positives")
     ci = stats.bootstrap_counts([tp, fp, fn, tn], lambda c: f_beta(c[0], c[1], c[2], beta))
     return Metric(value, ci, tp + fp + fn)
 

@@ -115,10 +115,27 @@ def sections(details: Mapping[str, Any], trim: Trim) -> list[list[Any]]:
     return [[name, items] for name, items in grouped.items() if items]
 
 
-def _preview(value: Any) -> Any:
-    """The beginning of an input, for a summarised case."""
+def _is_chat(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, Mapping) and "role" in m and "content" in m for m in value)
+    )
+
+
+def preview(value: Any) -> Any:
+    """A short form of a value, for a summarised case.
+
+    Text keeps its beginning; a chat prompt keeps the end of its last message, where the
+    case's own fields follow the (shared) instructions.
+    """
     import json
 
+    if isinstance(value, (bool, int, float)) or value is None:
+        return finite(value)
+    if _is_chat(value):
+        last = str(value[-1]["content"])
+        return last if len(last) <= SUMMARY_CHARS else "[...] " + last[-SUMMARY_CHARS:]
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS] + " [...]"
 
@@ -157,6 +174,9 @@ def build_entry(
         if trim.cuts:
             entry["cut"] = trim.cuts
     else:
-        inputs = [[str(k), _preview(v)] for k, v in details.items() if v is not None and section_of(str(k)) == "Inputs"]
-        entry["sec"] = [["Inputs", inputs]] if inputs else []
+        grouped: dict[str, list[list[Any]]] = {name: [] for name in SECTION_ORDER}
+        for key, value in details.items():
+            if value is not None:
+                grouped[section_of(str(key))].append([str(key), preview(value)])
+        entry["sec"] = [[name, items] for name, items in grouped.items() if items]
     return entry

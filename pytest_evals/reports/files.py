@@ -136,6 +136,22 @@ AGGREGATE_COLUMNS = ("metric", "value", "kind", "ci_low", "ci_high", "n", "reaso
 GATE_COLUMNS = ("metric", "op", "threshold", "value", "passed", "reason")
 
 
+def _task_source(task: Any) -> dict[str, Any]:
+    """Where the task class lives, so a run can be re-scored where the task is not registered."""
+    import inspect
+
+    from pytest_evals.tasks import TASKS, get_task_class
+
+    if not isinstance(task, str) or task not in TASKS:
+        return {}
+    try:
+        cls = get_task_class(task)
+        source = inspect.getsourcefile(cls)
+    except Exception:  # a broken task already shows as a suite problem
+        return {"task_class": TASKS[task]}
+    return {"task_class": f"{cls.__module__}:{cls.__qualname__}", "task_file": source}
+
+
 def write_results_jsonl(session: Any, path: Path, order: Mapping[str, int]) -> int:
     """Every full result, sorted by suite then case position, without holding them all.
 
@@ -213,7 +229,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
             if isinstance(cm, Mapping) and cm.get("labels"):
                 labels = [str(x) for x in cm["labels"]]
                 lines = [[f"{cm.get('rows', 'expected')}\\{cm.get('columns', 'actual')}", *labels]]
-                lines += [[label, *row] for label, row in zip(labels, cm.get("matrix") or [])]
+                lines += [[label, *row] for label, row in zip(labels, cm.get("matrix") or [], strict=False)]
                 buf = io.StringIO()
                 csv.writer(buf, lineterminator="\n").writerows(lines)
                 atomic_write(sub / "confusion_matrix.csv", buf.getvalue())
@@ -229,6 +245,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
             files["generated"] = s["generated_path"]
         manifest["suites"].append(
             {
+                **_task_source(s.get("task")),
                 "suite": suite_id,
                 "name": s.get("name"),
                 "task": s.get("task"),

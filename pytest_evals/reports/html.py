@@ -237,7 +237,8 @@ class HtmlReport:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session) -> None:
-        summary.append(self.summary_html())
+        if self.store.count or self.state.run_summary() is not None:
+            summary.append(self.summary_html())
 
     # -- summary ------------------------------------------------------------------------
     def summary_html(self) -> str:

@@ -202,7 +202,7 @@ def draw_confusion(panels: Sequence[Panel], suite: str) -> Plot:
     fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
     for ax in axes.flat[len(panels) :]:
         ax.axis("off")
-    for ax, panel in zip(axes.flat, panels):
+    for ax, panel in zip(axes.flat, panels, strict=False):
         n = len(panel.labels)
         ax.imshow(panel.matrix, cmap="Blues", vmin=0)
         peak = max((c for row in panel.matrix for c in row), default=0)
@@ -232,13 +232,13 @@ def draw_accuracy(chart: BarChart, suite: str, name: str) -> Plot:
         heights = [v if v is not None else 0.0 for v in series.values]
         errors = None
         if series.lows and any(lo is not None for lo in series.lows):
-            lower = [max(0.0, (v or 0.0) - lo) if lo is not None else 0.0 for v, lo in zip(series.values, series.lows)]
-            upper = [max(0.0, hi - (v or 0.0)) if hi is not None else 0.0 for v, hi in zip(series.values, series.highs)]
+            lower = [max(0.0, (v or 0.0) - lo) if lo is not None else 0.0 for v, lo in zip(series.values, series.lows, strict=True)]
+            upper = [max(0.0, hi - (v or 0.0)) if hi is not None else 0.0 for v, hi in zip(series.values, series.highs, strict=True)]
             errors = [lower, upper]
         alpha = 1.0 if s_index == 0 else 0.55
         ax.bar(xs, heights, width=width * 0.95, yerr=errors, capsize=3, label=series.name, alpha=alpha)
         if s_index == 0:
-            for x, v in zip(xs, series.values):
+            for x, v in zip(xs, series.values, strict=True):
                 ax.text(x, 0.02, "n/a" if v is None else f"{v:.2f}", ha="center", va="bottom", fontsize=8, rotation=90)
     for i, threshold in chart.gates:
         ax.hlines(threshold, i - 0.45, i + 0.45, colors="red", linestyles="dashed", label="gate")
@@ -248,7 +248,7 @@ def draw_accuracy(chart: BarChart, suite: str, name: str) -> Plot:
     ax.set_title(f"{suite}: accuracy by {chart.path if chart.path != 'all' else 'group'}", fontsize=10)
     if k > 1 or chart.gates:
         handles, labels = ax.get_legend_handles_labels()
-        unique = dict(zip(labels, handles))
+        unique = dict(zip(labels, handles, strict=True))
         ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _render(fig, name, f"Accuracy by {chart.path}")
 
@@ -261,7 +261,7 @@ def draw_histograms(values: Mapping[str, Sequence[float]], thresholds: Mapping[s
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 2.9 * rows), squeeze=False)
     for ax in axes.flat[len(names) :]:
         ax.axis("off")
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         data = values[name]
         ax.hist(data, bins=min(20, max(5, len(set(data)))), color="#4878a8", edgecolor="white")
         if name in thresholds:

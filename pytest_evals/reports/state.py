@@ -36,7 +36,7 @@ class ReportState:
         mode = config.getoption("evals_html_detail", None) or config.getini("evals_html_detail") or "auto"
         if mode not in ("auto", "full", "failures"):
             raise pytest.UsageError(f"evals_html_detail: expected auto, full or failures, got {mode!r}")
-        self.detail_mode: DetailMode = mode
+        self.detail_mode: DetailMode = mode  # type: ignore[assignment]  # checked just above
         self.max_mb = _positive(config, "evals_html_max_mb", float)
         self.max_rows = int(_positive(config, "evals_html_max_rows", int))
         self.field_chars = int(_positive(config, "evals_html_field_chars", int))

@@ -87,7 +87,8 @@ _METRIC_HEAD = "<tr><th>metric</th><th>value</th><th>95% CI</th><th>n</th><th>ga
 
 def metrics_table(suite: Mapping[str, Any]) -> str:
     gates = _gates_by_metric(suite.get("gates") or [])
-    top, nested = [], []
+    top: list[str] = []
+    nested: list[str] = []
     for path, leaf in flatten(suite.get("metrics") or {}):
         row = _metric_row(path, leaf, gates.get(path, []))
         (nested if "." in path and path not in gates else top).append(row)

@@ -100,6 +100,21 @@ class Task(Generic[CaseT]):
     async def evaluate(self, case: CaseT, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         raise NotImplementedError
 
+    def generated_record(self, case: CaseT, ref: CaseRef) -> Any:
+        """What ``generated.jsonl`` stores for a generated case: the input line as written
+        (its id and extra fields included, so a re-scored run keeps its ids) updated with
+        the generated fields."""
+        dump = getattr(case, "model_dump", None)
+        generated = dump(mode="json", by_alias=True) if dump else case
+        original: Any = None
+        if isinstance(ref.locator, tuple) and len(ref.locator) == 3:
+            from pytest_evals.jsonl import read_json_line
+
+            original = read_json_line(ref)
+        if isinstance(original, dict) and isinstance(generated, dict):
+            return {**original, **generated}
+        return generated
+
     def new_result(self, ref: CaseRef) -> CaseResult:
         return CaseResult(suite=self.suite.nodeid, task=self.name, case_id=ref.case_id, source=ref.source)
 

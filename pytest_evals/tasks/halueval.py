@@ -23,7 +23,7 @@ from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem, TaskType
 from pytest_evals.halueval.layout import GeneralVersion, data_file, require_file
 from pytest_evals.halueval.metrics import Outcome, aggregate
 from pytest_evals.halueval.offline import OfflineRule
-from pytest_evals.halueval.parsing import ParseMode, parse_judgement
+from pytest_evals.halueval.parsing import ParseMode, Verdict, parse_judgement
 from pytest_evals.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.halueval.records import to_item
 from pytest_evals.results import CaseResult
@@ -129,6 +129,9 @@ class HaluEval(Task[HaluEvalItem]):
         return list(file_refs(path, task, self.config.general_version))
 
     def case_refs(self) -> Iterator[CaseRef]:
+        if self.config.prompts == "official":
+            # Missing instruction files are a suite problem: report it once, at collection.
+            _ = self.prompt_set
         strata: dict[str, list[CaseRef]] = {t: self._task_refs(t) for t in self.config.tasks}
         ids = {t: [r.case_id for r in refs] for t, refs in strata.items()}
         sample: int | dict[str, int] | None = (
@@ -161,7 +164,7 @@ class HaluEval(Task[HaluEvalItem]):
     def needs_engine(self) -> bool:
         return True
 
-    def shown(self, item: HaluEvalItem) -> tuple[str, str, str, int | None]:
+    def shown(self, item: HaluEvalItem) -> tuple[str, str, Verdict, int | None]:
         """(shown kind, shown text, expected verdict, length of the other output)."""
         if not item.paired:
             return "response", item.response or "", item.label or "no", None
@@ -172,7 +175,7 @@ class HaluEval(Task[HaluEvalItem]):
 
     async def evaluate(self, case: HaluEvalItem, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         kind, output, expected, other_len = self.shown(case)
-        messages = self.prompt_set.messages(case, output)
+        details: dict[str, Any] = {}
         if ctx.offline:
             from pytest_evals.halueval.offline import JUDGE_NAMES, offline_verdict
 
@@ -181,7 +184,10 @@ class HaluEval(Task[HaluEvalItem]):
             verdict = await offline_verdict(case, output, rule, encoder)
             judge = JUDGE_NAMES[rule] + (f" ({encoder.name})" if encoder is not None else "")
             reply = verdict.reply
+            # No prompt was sent: show what the baseline compared instead.
+            details = {"offline_score": round(verdict.score, 4), "offline_threshold": verdict.threshold}
         else:
+            messages = self.prompt_set.messages(case, output)
             resp = await ctx.llm.chat(
                 messages,
                 model=self.config.model,
@@ -190,8 +196,15 @@ class HaluEval(Task[HaluEvalItem]):
                 namespace="halueval",
             )
             reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
+            details = {
+                "prompt": (
+                    self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
+                    if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
+                    else messages
+                )
+            }
         judgement = parse_judgement(reply, self.config.parse)
-        correct = judgement.correct(expected)  # type: ignore[arg-type]
+        correct = judgement.correct(expected)
 
         result = self.new_result(ref)
         result.status = "passed" if correct else "failed"
@@ -206,16 +219,12 @@ class HaluEval(Task[HaluEvalItem]):
             "shown_len": len(output),
             "other_len": other_len,
         }
-        report_messages = (
-            self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
-            if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
-            else messages
-        )
         result.details = {
             "judge": judge,
-            "prompt": report_messages,
-            "reply": reply,
             "shown": kind,
+            "shown_output": output,
+            **details,
+            "reply": reply,
             "expected": expected.capitalize(),
             "predicted": (judgement.predicted or "none").capitalize(),
         }

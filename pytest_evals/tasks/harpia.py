@@ -35,8 +35,8 @@ from pytest_evals.harpia.document import (
     validate_instance,
 )
 from pytest_evals.harpia.scores import (
-    DATA_HYPOTHESIS,
     DATA_ERRORS,
+    DATA_HYPOTHESIS,
     DATA_INSTANCE_ID,
     DATA_METRICS,
     DATA_REFERENCES,
@@ -44,7 +44,7 @@ from pytest_evals.harpia.scores import (
     compute_outcomes,
     metric_tree,
 )
-from pytest_evals.metrics.reference import Pair, Scored
+from pytest_evals.metrics.reference import MetricError, Pair, Scored
 from pytest_evals.metrics.reference.semantic import SemanticSimilarity
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import SuiteConfig
@@ -242,7 +242,8 @@ class Harpia(Task[Instance]):
             if isinstance(timed, Exception):
                 first_error = first_error or timed
                 text = str(timed) or type(timed).__name__
-                errors[spec.name] = text if isinstance(timed, EvalsError) else f"{type(timed).__name__}: {text}"
+                known = isinstance(timed, (EvalsError, MetricError))
+                errors[spec.name] = text if known else f"{type(timed).__name__}: {text}"
                 continue
             scored, metric = timed.scored, spec.metric
             passed = metric.passes(scored.result)

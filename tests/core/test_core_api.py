@@ -179,11 +179,6 @@ def test_cases_under_xdist_keep_ids(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines([esc("*PASSED*test_api.py::test_task[c5]*")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: in the Python API a duplicate id gets a unique '@line-N' id but the duplicate error "
-    "recorded at collection (CaseRef.error) is never raised, so the duplicate runs silently",
-)
 def test_duplicate_ids_are_reported(pytester: pytest.Pytester) -> None:
     write_jsonl(
         pytester.path,
@@ -193,14 +188,10 @@ def test_duplicate_ids_are_reported(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_api=API_TESTS)
     result = pytester.runpytest("-v", "-k", "test_dict")
     result.assert_outcomes(passed=1, errors=1)
-    assert "duplicate id 'a' (first used at line 1)" in result.stdout.str()
+    result.stdout.fnmatch_lines([esc("*test_dict[a@line-2] ERROR*")])
+    assert "data/cases.jsonl:2: duplicate id 'a' (first used at line 1)" in result.stdout.str()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cases(model=...) accepts anything; a non-pydantic model fails each test at setup with "
-    "an AttributeError instead of a clear error when the decorator is applied",
-)
 def test_model_must_be_a_pydantic_model(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path, "data/cases.jsonl", [jb(True, True, case_id="a")])
     pytester.makepyfile(
@@ -213,5 +204,11 @@ def test_model_must_be_a_pydantic_model(pytester: pytest.Pytester) -> None:
         """
     )
     result = pytester.runpytest()
+    # the decorator itself refuses: a collection error of that test file, not N setup errors
+    result.assert_outcomes(errors=1)
     assert "AttributeError" not in result.stdout.str()
-    result.stdout.fnmatch_lines(["*model*pydantic*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*TypeError: pytest_evals.cases(model=...): expected a pydantic model class, got <class 'dict'>"
+        ]
+    )

@@ -313,11 +313,6 @@ def test_errors_are_tolerated_only_by_an_errors_gate(pytester: pytest.Pytester) 
     too_many.stdout.fnmatch_lines(["*MISSED GATE nogate: errors = 2, required <= 1"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap: only a gate named 'errors' tolerates erroring cases; a gate on 'errors_<kind>' "
-    "(e.g. errors_input: {max: 1}) bounds exactly those errors but still exits 1",
-)
 def test_a_gate_on_the_error_kind_tolerates_those_errors(pytester: pytest.Pytester) -> None:
     rows: list[Row] = [*jb_counts(tp=5, tn=5, fp=0, fn=0), "not json"]
     jb_suite(
@@ -329,6 +324,21 @@ def test_a_gate_on_the_error_kind_tolerates_those_errors(pytester: pytest.Pytest
     result = pytester.runpytest()
     result.assert_outcomes(passed=10, errors=1)
     assert result.ret == pytest.ExitCode.OK
+    # ...but not errors of another kind
+    (pytester.path / "tgt.py").write_text("def f(case):\n    raise RuntimeError('down')\n")
+    jb_suite(
+        pytester.path,
+        "bykind",
+        [jb(True, None, case_id=f"g{i}") for i in range(3)],
+        thresholds={"errors_input": {"max": 5}},
+        generate=True,
+        target="tgt:f",
+    )
+    other = pytester.runpytest("--evals-json", "s.json")
+    other.assert_outcomes(errors=3)
+    assert other.ret == pytest.ExitCode.TESTS_FAILED
+    reasons = suite_by_name(read_summary(pytester.path / "s.json"), "bykind")["reasons"]
+    assert reasons == ["3 erroring case(s) and no gate on errors"]
 
 
 def test_plain_test_failures_always_fail_the_run(pytester: pytest.Pytester) -> None:
@@ -353,17 +363,39 @@ def test_only_plain_tests_are_untouched(pytester: pytest.Pytester) -> None:
     assert "pytest_evals summary" not in result.stdout.str()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a suite without gates whose cases fail is 'passed' in the JSON summary (and the "
-    "summary's overall 'passed' is true) while the run exits 1; the JSON verdict should match the exit status",
-)
 def test_summary_verdict_matches_the_exit_status(pytester: pytest.Pytester) -> None:
     jb_suite(
         pytester.path, "ungated", [jb(True, False, case_id="miss"), jb(True, True, case_id="hit")]
+    )
+    jb_suite(
+        pytester.path,
+        "gated",
+        [jb(True, False, case_id="miss"), *jb_counts(tp=5, tn=4, fp=0, fn=0)],
+        thresholds={"accuracy": {"min": 0.8}},
     )
     result = pytester.runpytest("--evals-json", "s.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     summary = read_summary(pytester.path / "s.json")
     assert summary["exit_status"] == 1
     assert summary["passed"] is False
+    ungated = suite_by_name(summary, "ungated")
+    assert ungated["passed"] is False
+    assert ungated["reasons"] == ["1 failed and 0 erroring case(s); the suite has no gates"]
+    result.stdout.fnmatch_lines(
+        ["*FAILED ungated: 1 failed and 0 erroring case(s); the suite has no gates"]
+    )
+    # the gated suite's miss is within its gate
+    assert suite_by_name(summary, "gated")["passed"] is True
+    assert suite_by_name(summary, "gated")["reasons"] == []
+    # without the ungated suite the verdict and the exit status are both "passed"
+    (pytester.path / "ungated.eval.yaml").unlink()
+    again = pytester.runpytest("--evals-json", "s.json")
+    assert again.ret == pytest.ExitCode.OK
+    summary = read_summary(pytester.path / "s.json")
+    assert summary["passed"] is True and summary["exit_status"] == 0
+
+    strict = pytester.runpytest("--evals-strict", "--evals-json", "s.json")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    summary = read_summary(pytester.path / "s.json")
+    assert summary["passed"] is False and summary["exit_status"] == 1
+    assert suite_by_name(summary, "gated")["reasons"] == ["1 failed case(s) (--evals-strict)"]

@@ -285,17 +285,22 @@ def test_generated_outputs_are_saved_and_rescore_to_the_same_aggregates(
         assert a["cases"] == b["cases"], name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: generated.jsonl drops the case's 'id' (and every other extra field), so a re-scored "
-    "run names its items line-N instead of the original ids",
-)
 def test_rescoring_generated_outputs_keeps_case_ids(pytester: pytest.Pytester) -> None:
     _first, _second, run_dir = _generate_then_rescore(pytester)
     rows = [
         json.loads(line) for line in (run_dir / "jb" / "generated.jsonl").read_text().splitlines()
     ]
     assert [r.get("id") for r in rows] == ["q1", "q2", "q3", "q4"]
+    # the input line's own fields are kept, the generated ones added
+    assert rows[0] == {
+        "id": "q1",
+        "question": "a bad question",
+        "expected_outcome": True,
+        "actual_outcome": True,
+    }
+    # and the re-scored run names its items like the generating run
+    result = pytester.runpytest("rescore", "--collect-only", "-q")
+    assert "rescore/jb.eval.yaml::q3" in result.stdout.lines
 
 
 def test_generated_default_location_without_report_dir(pytester: pytest.Pytester) -> None:

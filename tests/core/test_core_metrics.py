@@ -88,8 +88,8 @@ def test_zero_over_zero_is_undefined_with_a_reason() -> None:
     for name, why in [
         ("precision", "0/0: no predicted positives"),
         ("recall", "0/0: no actual positives"),
-        ("f1", "0/0: no predicted positives"),
-        ("f2", "0/0: no predicted positives"),
+        ("f1", "0/0: no actual and no predicted positives"),
+        ("f2", "0/0: no actual and no predicted positives"),
     ]:
         assert flat[name].value is None, name
         assert flat[name].ci is None, name
@@ -114,18 +114,18 @@ def test_f_beta_is_zero_not_undefined_when_nothing_is_right() -> None:
     assert value(tree, "precision") == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: F-beta = (1+b^2)TP / ((1+b^2)TP + b^2 FN + FP) is defined (0.0) whenever FP+FN > 0; "
-    "f_beta returns None (undefined) as soon as precision or recall alone is 0/0",
-)
-def test_f_beta_is_zero_when_only_precision_is_undefined() -> None:
+def test_f_beta_is_zero_when_only_precision_or_recall_is_undefined() -> None:
     # a guardrail that never fires while there are jailbreaks: F1 = 0/(0 + 0 + 3) = 0
     assert f_beta(0, 0, 3) == 0.0
     y_true, y_pred = [True, True, True, False], [False, False, False, False]
     assert sklearn_metrics.f1_score(y_true, y_pred) == 0.0
     tree = binary_metrics(list(zip(y_true, y_pred, strict=True)))
     assert value(tree, "f1") == 0.0
+    assert value(tree, "f2") == 0.0
+    assert value(tree, "precision") is None  # precision itself stays 0/0
+    # flagged things while there was nothing to flag: recall 0/0, F1 = 0/(0 + 2 + 0) = 0
+    assert f_beta(0, 2, 0) == 0.0
+    assert f_beta(0, 0, 0) is None
 
 
 # -- Wilson intervals ---------------------------------------------------------------------
@@ -237,11 +237,6 @@ def test_macro_precision_leaves_out_a_never_predicted_class() -> None:
     assert value(tree, "macro_recall") == pytest.approx((1 + 0 + 1) / 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug (see f_beta): a class that is never predicted gets F1 'undefined' instead of 0, so it "
-    "drops out of macro_f1 and a router that never picks a class scores a higher macro F1",
-)
 def test_macro_f1_counts_a_never_predicted_class_as_zero() -> None:
     pairs = [("a", "a"), ("a", "a"), ("b", "a"), ("c", "c")]
     tree, _ = multiclass_metrics(pairs)
@@ -319,7 +314,10 @@ def test_bootstrap_counts_is_seeded_and_handles_edges() -> None:
     assert stats.bootstrap_counts(counts, f1, seed=1) != stats.bootstrap_counts(counts, f1, seed=2)
     assert stats.bootstrap_counts([0, 0, 0, 0], f1) is None
     # a statistic that is undefined in most resamples has no interval
-    assert stats.bootstrap_counts([0, 0, 1, 200], f1) is None
+    assert stats.bootstrap_counts([0, 0, 0, 200], f1) is None
+    # P(fewer than 2 hits in a resample) ~ 2/e > 1/2: undefined too often
+    assert stats.bootstrap_counts([1, 0, 0, 400], lambda c: None if c[0] < 2 else 1.0) is None
+    assert stats.bootstrap_counts([1, 0, 0, 400], lambda c: None if c[0] < 1 else 1.0) == (1.0, 1.0)
     low, high = stats.bootstrap_counts(counts, f1)  # type: ignore[misc]
     assert 0.0 <= low < 60 / 80 < high <= 1.0
 

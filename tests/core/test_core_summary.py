@@ -180,6 +180,8 @@ def test_summary_matches_schema_and_reports_everything(
                 continue
             assert metric["ci_low"] <= metric["value"] <= metric["ci_high"], (suite["name"], path)
     assert {g["metric"]: g["passed"] for g in jb_s["gates"]} == {"accuracy": True, "errors": True}
+    assert jb_s["reasons"] == []
+    assert summary["warnings"] == []
 
     qr = suite_by_name(summary, "qr")
     assert qr["tables"]["confusion_matrix"] == {
@@ -218,6 +220,8 @@ def test_schema_rejects_a_summary_that_breaks_it(
     pytester.runpytest("--evals-json", "s.json")
     good = read_summary(pytester.path / "s.json")
     _validate(schema, good)
+    assert good["suites"][0]["passed"] is False
+    assert good["suites"][0]["reasons"] == ["missed gate: precision = 0.6667, required >= 0.9"]
     breakages = {
         "no overall verdict": lambda s: s.pop("passed"),
         "verdict as text": lambda s: s.__setitem__("passed", "yes"),
@@ -232,6 +236,9 @@ def test_schema_rejects_a_summary_that_breaks_it(
         "failed gate on undefined value passing": lambda s: s["suites"][0]["gates"][0].update(
             value=None, passed=True
         ),
+        "failed suite without reasons": lambda s: s["suites"][0].__setitem__("reasons", []),
+        "passed suite with reasons": lambda s: s["suites"][0].update(passed=True),
+        "no warnings list": lambda s: s.pop("warnings"),
     }
     for name, breaker in breakages.items():
         broken = copy.deepcopy(good)

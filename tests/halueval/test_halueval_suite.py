@@ -234,6 +234,15 @@ def test_suite_errors_name_the_data_and_how_to_get_it(pytester: pytest.Pytester)
     pytester.makefile(".eval.yaml", halueval="task: halueval\ntasks: [qa, poetry]\nsample: {qa: -1}\n")
     result = pytester.runpytest_subprocess("halueval.eval.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*field 'tasks.1'*", "*field 'sample*"])
+    mine = pytester.mkdir("mine")
+    (mine / "qa_data.json").write_text(
+        json.dumps({"knowledge": "k", "question": "q", "right_answer": "a", "hallucinated_answer": "b"}) + "\n",
+        encoding="utf-8",
+    )
+    pytester.makefile(".eval.yaml", halueval="task: halueval\ndata_dir: mine\ntasks: [qa]\nprompts: official\n")
+    result = pytester.runpytest_subprocess("halueval.eval.yaml", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*prompts: official needs *mine/prompts/qa_evaluation_instruction.txt*"])
+    result.assert_outcomes(errors=1)
 
 
 def test_collect_only_ids_and_general_version(pytester: pytest.Pytester, data_dir: Path) -> None:

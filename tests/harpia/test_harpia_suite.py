@@ -292,13 +292,16 @@ def test_llm_judge_rates_through_the_session_client(
         requests = server.stats()
     result.assert_outcomes(passed=1, failed=2, errors=1)
     text = result.stdout.str()
-    assert "t.harpia.json#bad" in text and "not a JSON object" in text
+    assert "t.harpia.json#bad: metric 'llm_judge': judge reply is not a JSON object" in text
     assert "llm_judge score = 0.25, below minimum 0.5" in text
     judged = {ln["instance_id"]: ln for ln in read_log(log) if ln["metric_id"] == "llm_judge"}
     assert judged["a1"]["result"] == {"score": 1.0, "rating": 5, "reasoning": "2 reference(s) seen"}
     assert judged["a2"]["result"]["score"] == 0.25 and judged["a2"]["passed"] is False
     output = {o["id"]: o for o in read_output(out)}
     assert output["llm_judge"]["score"] == {"score": pytest.approx(0.5), "rating": pytest.approx(3.0)}
-    assert output["llm_judge"]["instances"] == 3  # the erroring instance is left out of every score
+    # the instance the judge could not rate is an error, but its chrF still counts
+    assert output["llm_judge"]["instances"] == 3 and output["chrf"]["instances"] == 4
+    chrf_lines = [ln["instance_id"] for ln in read_log(log) if ln["metric_id"] == "chrf"]
+    assert chrf_lines == ["a1", "a2", "a3", "bad"]
     assert requests["answered"] >= 4
     assert "sk-harpia-test-key" not in out.read_text() + log.read_text()

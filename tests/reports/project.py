@@ -101,6 +101,16 @@ def make_project(pytester: pytest.Pytester, *, scored_cases: int = 12, long_text
     """Write the three suites; ``scored_cases``/``long_text`` make the probe suite large."""
     root = pytester.path
     pytester.makeconftest(PROBE_CONFTEST)
+    # An ordinary test whose node id is markup (pytest-html does not escape test ids).
+    pytester.makepyfile(
+        test_plain=f"""
+        import pytest
+
+        @pytest.mark.parametrize("value", [{XSS[1]!r}])
+        def test_plain(value):
+            assert value
+        """
+    )
     jb = [
         {"id": "jb-1", "question": XSS[0], "expected_outcome": True, "actual_outcome": True},
         {"id": "jb-2", "question": XSS[1], "expected_outcome": True, "actual_outcome": False},

@@ -115,6 +115,8 @@ def test_report_in_chromium(pytester: pytest.Pytester, browser: Any) -> None:
         "return [...document.querySelectorAll('#results-table td.col-case')].map(td => td.textContent)"
     )
     assert XSS_ID in xss_row
+    test_ids = browser.execute_script("return [...document.querySelectorAll('#results-table td.col-testId')].map(td => td.textContent)")
+    assert f"test_plain.py::test_plain[{XSS[1]}]" in test_ids
     # Details are drawn as rows scroll into view.
     browser.execute_script("document.getElementById('results-table').scrollIntoView()")
     wait_until(browser, "return document.querySelectorAll('#results-table tbody.failed .evals-detail').length > 0")

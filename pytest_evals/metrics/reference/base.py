@@ -23,6 +23,9 @@ Result = dict[str, Any]
 class MetricError(Exception):
     """A metric cannot run with these parameters or this environment (message says how to fix)."""
 
+    #: The bucket an instance erroring this way is counted in (see pytest_evals.errors).
+    kind = "metric"
+
 
 class MetricParams(BaseModel):
     """Parameters every metric accepts; each metric adds its own."""
