@@ -120,7 +120,8 @@ class HtmlReport:
 
     def _projected(self, extra: int) -> int:
         """The page size if this entry is added and every remaining case gets a row."""
-        remaining = max(0, min(self.expected_rows, self.state.max_rows) - self.rows_kept)
+        cap = self.expected_rows if self.mode == "full" else min(self.expected_rows, self.state.max_rows)
+        remaining = max(0, cap - self.rows_kept)
         avg = self.rows_bytes / self.rows_kept if self.rows_kept else 900
         return PAGE_OVERHEAD + self.rows_bytes + int(remaining * avg) + self.store.embedded_size() + extra
 

@@ -199,7 +199,7 @@ def draw_confusion(panels: Sequence[Panel], suite: str) -> Plot:
     rows = (len(panels) + cols - 1) // cols
     big = max(len(p.labels) for p in panels)
     size = max(3.2, min(9.0, 0.55 * big + 2.2))
-    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False, layout="constrained")
     for ax in axes.flat[len(panels) :]:
         ax.axis("off")
     for ax, panel in zip(axes.flat, panels, strict=False):
@@ -225,7 +225,7 @@ def draw_accuracy(chart: BarChart, suite: str, name: str) -> Plot:
     plt = _pyplot()
     n = len(chart.groups)
     k = len(chart.series)
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.5 + n * (0.35 + 0.25 * k)), 3.6))
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.5 + n * (0.35 + 0.25 * k)), 3.6), layout="constrained")
     width = 0.8 / k
     for s_index, series in enumerate(chart.series):
         xs = [i + (s_index - (k - 1) / 2) * width for i in range(n)]
@@ -258,7 +258,7 @@ def draw_histograms(values: Mapping[str, Sequence[float]], thresholds: Mapping[s
     names = list(values)[: MAX_PANELS * 2]
     cols = min(3, len(names))
     rows = (len(names) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 2.9 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 2.9 * rows), squeeze=False, layout="constrained")
     for ax in axes.flat[len(names) :]:
         ax.axis("off")
     for ax, name in zip(axes.flat, names, strict=False):

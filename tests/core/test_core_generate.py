@@ -319,3 +319,44 @@ def test_generated_default_location_without_report_dir(pytester: pytest.Pytester
     path = pytester.path / ".pytest_evals" / "generated" / "g.jsonl"
     result.stdout.fnmatch_lines([f"*generated outputs: {path}"])
     assert len(path.read_text().splitlines()) == 4
+
+
+def _same_named_suites(root: Path) -> None:
+    """Two folders, each with a suite jb.eval.yaml and its own target module t.py."""
+    for folder, verdict in (("a", True), ("b", False)):
+        (root / folder).mkdir()
+        (root / folder / "t.py").write_text(
+            f"def f(case):\n    return {{'actual_outcome': {verdict}}}\n"
+        )
+        write_jsonl(root / folder, "q.jsonl", [jb(True, None, case_id="x", question="q")])
+        write_suite(
+            root / folder,
+            "jb.eval.yaml",
+            task="jailbreak_guardrails",
+            generate=True,
+            input_path="q.jsonl",
+            target="t:f",
+        )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a callable target is imported by module name, so suites in different folders "
+    "with same-named target modules (t.py) silently all use the first one imported",
+)
+def test_same_named_target_modules_in_different_folders(pytester: pytest.Pytester) -> None:
+    _same_named_suites(pytester.path)
+    result = pytester.runpytest("-v")
+    result.stdout.fnmatch_lines(["a/jb.eval.yaml::x PASSED*", "b/jb.eval.yaml::x FAILED*"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: generated outputs are named after the suite name only, so two suites named "
+    "'jb' in different folders write the same generated file and one run's outputs are lost",
+)
+def test_same_named_suites_keep_separate_generated_outputs(pytester: pytest.Pytester) -> None:
+    _same_named_suites(pytester.path)
+    pytester.runpytest("--evals-json", "s.json")
+    paths = [s["generated_path"] for s in read_summary(pytester.path / "s.json")["suites"]]
+    assert len(set(paths)) == 2, paths

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,7 +151,8 @@ def test_html_escapes_and_shrinks_rows(pytester: pytest.Pytester) -> None:
         assert not any(payload in c for c in cells), payload
     assert any("&lt;img/src=x/onerror=window.__xss=1&gt;" in c for c in cells)
     assert any("test_plain[&lt;img src=x onerror=&quot;window.__xss=1&quot;&gt;]" in c for c in cells)
-    logs = [r["log"] for reports in data["tests"].values() for r in reports]
+    logs = [r["log"] for reports in data["tests"].values() for r in reports if any("data-k=" in c for c in r["resultsTableRow"])]
+    assert len(logs) == 25
     assert all("CaseFailure" not in log and "No log output captured" not in log for log in logs)
     # The summary (server-side HTML) holds the payloads only as escaped text.
     summary = summary_html(page)
@@ -160,3 +162,20 @@ def test_html_escapes_and_shrinks_rows(pytester: pytest.Pytester) -> None:
     # In the JSON store no "<" survives, so nothing can close its <script> element.
     store = page.split('id="evals-case-data"', 1)[1].split("</script>", 1)[0]
     assert "<" not in store
+
+
+def test_size_budget_summarises_details_and_says_so(pytester: pytest.Pytester) -> None:
+    make_project(pytester, scored_cases=60, long_text=2000)
+    pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--html", "r.html", "--self-contained-html", "-o", "evals_html_max_mb=0.55"
+    )
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    entries = store_entries(page)
+    assert len(entries) == 6 + 6 + 61
+    failed = [e for e in entries if e["st"] in ("failed", "error")]
+    # Every case keeps a row and an entry; past the budget, failures are summarised too.
+    assert any(e["lv"] == "full" for e in failed) and any(e["lv"] == "summary" for e in failed)
+    over = sum(int(x) for x in re.findall(r"data-over=(\d+)", summary_html(page)))
+    assert over == sum(1 for e in entries if e["lv"] == "summary")
+    assert "reached its size budget" in summary_html(page)
+    assert len(page.encode()) < 700_000

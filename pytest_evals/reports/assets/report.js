@@ -23,8 +23,11 @@
   Object.keys(dropped).forEach(function (outcome) {
     var span = document.querySelector('.filters span.' + outcome)
     if (span && dropped[outcome] > 0) {
+      var comma = /,\s*$/.test(span.textContent)
       var label = span.textContent.replace(/,\s*$/, '')
-      span.textContent = label + ' (+' + dropped[outcome] + ' in the case list)' + (label === span.textContent ? '' : ',')
+      var shown = parseInt(label, 10) || 0
+      label = label.replace(/^\d+/, String(shown + dropped[outcome]))
+      span.textContent = label + ' (' + dropped[outcome] + ' only in the case list)' + (comma ? ',' : '')
     }
   })
   var lines = null

@@ -1,0 +1,22 @@
+"""Shared by all of the project's tests: a hermetic environment for every test.
+
+A developer's exported OPENAI_API_KEY or OPENAI_BASE_URL would otherwise switch every
+suite from the embedded offline judge to the network, and caches would land in the
+developer's ~/.cache. Subprocess pytest runs (pytester, xdist) inherit this environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_model_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    for name in _MODEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+    cache: Path = tmp_path_factory.mktemp("evals-cache")
+    monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(cache))
