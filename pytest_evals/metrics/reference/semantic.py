@@ -56,7 +56,7 @@ class SemanticSimilarity(ReferenceMetric):
         self.encode(["warm-up"])
 
     def encode(self, texts: list[str]) -> Any:
-        if self.encoder is not None and self.params.model == EMBEDDED:
+        if self.encoder is not None and self.params.model == EMBEDDED and self.params.device == "cpu":
             return self.encoder(texts)
         path = str(embedded_model_path()) if self.params.model == EMBEDDED else self.params.model
         model = sentence_transformer(path, self.params.device)
