@@ -250,7 +250,7 @@ def draw_accuracy(chart: BarChart, suite: str, name: str) -> Plot:
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles, strict=True))
         ax.legend(unique.values(), unique.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _render(fig, name, f"Accuracy by {chart.path}")
+    return _render(fig, name, "Accuracy by group" if chart.path == "all" else f"Accuracy by {chart.path}")
 
 
 def draw_histograms(values: Mapping[str, Sequence[float]], thresholds: Mapping[str, float], suite: str) -> Plot:

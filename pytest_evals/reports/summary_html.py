@@ -138,7 +138,8 @@ def detail_line(counts: Mapping[str, int] | None) -> str:
     if not counts:
         return ""
     full, summary, over = counts.get("full", 0), counts.get("summary", 0), counts.get("over_budget", 0)
-    parts = [f"full detail for {full:,} case(s)"]
+    rows = counts.get("rows", 0)
+    parts = [f"{rows:,} case(s) with a row in the results table", f"full detail for {full:,} case(s)"]
     if summary:
         parts.append(f"summarised detail for {summary:,} passing case(s)")
     if over:
@@ -147,8 +148,8 @@ def detail_line(counts: Mapping[str, int] | None) -> str:
             "(evals_html_max_mb)"
         )
     return (
-        f"<p class=evals-detail-counts data-full={full} data-summary={summary} data-over={over}>"
-        f"Case rows below: {text('; '.join(parts))}. Every case in full: results.jsonl of --evals-report-dir.</p>"
+        f"<p class=evals-detail-counts data-rows={rows} data-full={full} data-summary={summary} data-over={over}>"
+        f"Cases: {text('; '.join(parts))}. Every case in full: results.jsonl of --evals-report-dir.</p>"
     )
 
 

@@ -184,8 +184,12 @@ class HaluEval(Task[HaluEvalItem]):
             verdict = await offline_verdict(case, output, rule, encoder)
             judge = JUDGE_NAMES[rule] + (f" ({encoder.name})" if encoder is not None else "")
             reply = verdict.reply
-            # No prompt was sent: show what the baseline compared instead.
-            details = {"offline_score": round(verdict.score, 4), "offline_threshold": verdict.threshold}
+            # No prompt was sent: show the judged text and what the baseline measured.
+            details = {
+                "shown_output": output,
+                "offline_score": round(verdict.score, 4),
+                "offline_threshold": verdict.threshold,
+            }
         else:
             messages = self.prompt_set.messages(case, output)
             resp = await ctx.llm.chat(
@@ -222,7 +226,6 @@ class HaluEval(Task[HaluEvalItem]):
         result.details = {
             "judge": judge,
             "shown": kind,
-            "shown_output": output,
             **details,
             "reply": reply,
             "expected": expected.capitalize(),

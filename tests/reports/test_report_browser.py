@@ -188,6 +188,9 @@ def test_large_report_in_chromium(pytester: pytest.Pytester, browser: Any) -> No
     passed = sum(s["cases"]["passed"] for s in summary["suites"])
     label = browser.execute_script("return document.querySelector('.filters span.passed').textContent")
     assert label.startswith(f"{passed + 1} Passed ({passed} only in the case list)")  # + test_plain
+    left_out = total - min(bad, 100)
+    run_count = browser.execute_script("return document.querySelector('.run-count').textContent")
+    assert f"{left_out} more case(s) are only in the case list." in run_count
     # A summarised pass opens from the case list; its inputs are cut short.
     browser.execute_script(
         "const s = document.querySelector('#evals-cases input'); s.value = 'sc-0008'; s.dispatchEvent(new Event('input'));"

@@ -174,6 +174,12 @@
     })
   }
 
+  var leftOut = Object.keys(dropped).reduce(function (n, k) { return n + dropped[k] }, 0)
+  var runCount = document.querySelector('.run-count')
+  if (runCount && leftOut > 0) {
+    runCount.appendChild(document.createTextNode(' ' + leftOut + ' more case(s) are only in the case list.'))
+  }
+
   // -- the case list: every case of the store, filtered and paged ----------------------
   var PAGE = 50
   function caseList () {
