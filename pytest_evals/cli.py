@@ -15,6 +15,7 @@ COMMANDS: tuple[str, ...] = (
     "pytest_evals.redteam.cli",
     "pytest_evals.tasks.halueval_cli",
     "pytest_evals.compare",
+    "pytest_evals.reports.rescore",
 )
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +32,27 @@ def run_dir(config: pytest.Config) -> Path | None:
         folder.mkdir(parents=True)
     config.stash[_RUN_DIR] = folder
     return folder
+
+
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def folder_name(name: str) -> str:
+    """A suite name as a single, safe path component (never "..", never a separator)."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "suite"
+    return cleaned[:120]
+
+
+def suite_folders(suites: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """suite id -> its folder in the run folder: the safe name, made unique in order."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for s in suites:
+        name = base = folder_name(str(s.get("name") or s.get("suite")))
+        n = 1
+        while name in used:
+            n += 1
+            name = f"{base}-{n}"
+        used.add(name)
+        out[str(s.get("suite"))] = name
+    return out

@@ -86,7 +86,7 @@ def parse_scalar(text: str) -> Any:
         return text
 
 
-def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
     """Set ``a.b.c`` in nested dicts; list items of dicts are addressed by their ``name``."""
     parts = dotted.split(".")
     node: Any = data
@@ -198,7 +198,7 @@ def load_suite(
                 f"{path}: override {ov.key!r}: task {task_name!r} has no field {top!r}; "
                 f"fields: {', '.join(sorted(known))}"
             )
-        _set_path(raw, ov.key, ov.value)
+        set_path(raw, ov.key, ov.value)
         if used is not None:
             # by identity: override values may be unhashable lists
             used.add(id(ov))

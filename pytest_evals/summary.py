@@ -171,12 +171,16 @@ def write_generated(state: EvalSession) -> dict[str, str]:
         generated = (data.get("details") or {}).get("generated")
         if data.get("suite") in generate_suites and generated is not None:
             per_suite.setdefault(data["suite"], []).append((data.get("index", 0), generated))
+    from pytest_evals.outputs import run_dir, suite_folders
+
     written: dict[str, str] = {}
     base = generated_dir(state)
+    in_run_dir = run_dir(state.config) is not None
+    # Safe, unique names: a suite named "../x" or two suites with one name never collide.
+    folders = suite_folders(state.summaries)
     for suite_id, rows in per_suite.items():
-        name = generate_suites[suite_id]
-        folder = base / name if base.name != "generated" else base
-        path = folder / "generated.jsonl" if base.name != "generated" else folder / f"{name}.jsonl"
+        name = folders[suite_id]
+        path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
         rows.sort(key=lambda r: r[0])
         _atomic_write(path, "".join(json.dumps(g, ensure_ascii=False) + "\n" for _, g in rows))
         written[suite_id] = str(path)

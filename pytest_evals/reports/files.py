@@ -36,16 +36,8 @@ import pytest
 
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
+from pytest_evals.outputs import folder_name, suite_folders
 from pytest_evals.results import CaseResult
-
-_UNSAFE = re.compile(r"[^\w.\-]+")
-
-
-def folder_name(name: str) -> str:
-    """A suite name as a single, safe path component (never "..", never a separator)."""
-    cleaned = _UNSAFE.sub("_", name).strip("._") or "suite"
-    return cleaned[:120]
-
 
 def atomic_write(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -199,15 +191,10 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         "files": {"summary": "summary.json", "results": "results.jsonl"},
         "suites": [],
     }
-    used: set[str] = set()
+    folders = suite_folders(suites)
     for s in suites:
         suite_id = str(s.get("suite"))
-        name = folder_name(str(s.get("name") or suite_id))
-        base, n = name, 1
-        while name in used:
-            n += 1
-            name = f"{base}-{n}"
-        used.add(name)
+        name = folders[suite_id]
         sub = folder / name
         files: dict[str, Any] = {}
         config_data = s.get("config")

@@ -80,7 +80,7 @@ def _task_class(entry: Mapping[str, Any], name: str, where: str) -> Any:
 
 def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Suite summaries (JSON, as in summary.json) recomputed from a run folder."""
-    from pytest_evals.suite import Suite, _set_path
+    from pytest_evals.suite import Suite, set_path
     from pytest_evals.summary import public, suite_summary
     manifest = _read_json(run / "manifest.json")
     by_suite: dict[str, list[CaseResult]] = defaultdict(list)
@@ -94,7 +94,7 @@ def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None)
             raise RescoreError(f"{config_path}: no effective configuration for suite {suite_id}")
         raw = _read_json(config_path)
         for key, value in (overrides or {}).get(entry.get("name") or "", {}).items():
-            _set_path(raw, key, value)
+            set_path(raw, key, value)
         task_cls = _task_class(entry, raw["task"], str(config_path))
         config = task_cls.config_model.model_validate(raw)
         suite = Suite(path=Path(entry["suite_path"]), nodeid=suite_id, name=entry.get("name") or suite_id, config=config, raw=raw)
@@ -130,13 +130,28 @@ def _parse_sets(items: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_evals.reports.rescore", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, help="a run folder written by --evals-report-dir")
     parser.add_argument("--set", action="append", default=[], metavar="SUITE:KEY=VALUE", help="change a suite field before re-scoring")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the recomputed suite summaries as JSON")
-    args = parser.parse_args(argv)
+
+
+def register(subparsers: Any) -> None:
+    """``pytest-evals rescore RUN``: the same as ``python -m pytest_evals.reports.rescore``."""
+    parser = subparsers.add_parser("rescore", help="recompute a run's aggregates from its result files",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_arguments(parser)
+    parser.set_defaults(func=_run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_evals.reports.rescore", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_arguments(parser)
+    return _run(parser.parse_args(argv))
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         sets = _parse_sets(args.set)
         fresh = rescore(args.run, sets)

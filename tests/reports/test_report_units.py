@@ -7,7 +7,7 @@ import re
 
 from pytest_evals.reports.detail import Trim, build_entry, score_rows, section_of
 from pytest_evals.reports.escape import script_json, text
-from pytest_evals.reports.files import aggregate_rows, case_rows, folder_name
+from pytest_evals.reports.files import aggregate_rows, case_rows, folder_name, suite_folders
 from pytest_evals.reports.html import scores_text, verdict_text
 from pytest_evals.reports.plots import accuracy_charts, confusion_panels, score_values, suite_plots
 from pytest_evals.reports.store import DetailStore, decode
@@ -158,6 +158,8 @@ def test_folder_names_stay_inside_the_run_folder() -> None:
     assert folder_name("a/b\\c") == "a_b_c"
     assert folder_name("..") == "suite"
     assert folder_name("ok-name_1.v2") == "ok-name_1.v2"
+    suites = [{"suite": "a/x.eval.yaml", "name": "x"}, {"suite": "b/x.eval.yaml", "name": "x"}, {"suite": "c.eval.yaml", "name": "../c"}]
+    assert suite_folders(suites) == {"a/x.eval.yaml": "x", "b/x.eval.yaml": "x-2", "c.eval.yaml": "c"}
 
 
 def test_case_rows_flatten_data_and_cover_every_column() -> None:
