@@ -26,6 +26,7 @@ from pytest_evals.halueval.index import file_refs, read_record
 from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem
 from pytest_evals.halueval.layout import data_file
 from pytest_evals.halueval.offline import (
+    NEVER,
     THRESHOLDS,
     OfflineRule,
     offline_verdict,
@@ -96,7 +97,7 @@ def scored_embedding(items: list[HaluEvalItem], enc: Encoder) -> tuple[np.ndarra
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    best = (0.0, float((~labels).mean()))  # threshold 0: never "hallucinated"
+    best = (NEVER, float((~labels).mean()))  # never "hallucinated"
     for t in np.unique(np.round(scores, 3)):
         acc = float(((scores < t) == labels).mean())
         if acc > best[1]:

@@ -9,13 +9,16 @@ OpenAI-compatible model (through the session's LLM client, so it is cached).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
+import importlib.util
 import inspect
 import json
 import os
 import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_evals.errors import SuiteConfigError, TargetError
@@ -42,7 +45,7 @@ def import_object(spec: str, search_dir: str | None = None) -> Any:
     if search_dir and search_dir not in sys.path:
         sys.path.insert(0, search_dir)
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = _import_near(module_name, search_dir)
     except ImportError as exc:
         raise SuiteConfigError(f"target {spec!r}: cannot import {module_name!r}: {exc}") from exc
     for part in attr.split("."):
@@ -51,6 +54,39 @@ def import_object(spec: str, search_dir: str | None = None) -> Any:
         except AttributeError:
             raise SuiteConfigError(f"target {spec!r}: {module_name!r} has no attribute {attr!r}") from None
     return obj
+
+
+def _import_near(module_name: str, search_dir: str | None) -> Any:
+    """Import a target module, preferring the file beside the suite.
+
+    Two suites in different folders may both name ``t:f``; Python keeps one module per
+    name, so the second suite would silently run the first one's target. When the name
+    is taken by a module from elsewhere, the suite's own file is loaded under a name
+    unique to its path.
+    """
+    local = None
+    if search_dir:
+        base = Path(search_dir, *module_name.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                local = candidate.resolve()
+                break
+    loaded = sys.modules.get(module_name)
+    if local is None or loaded is None:
+        return importlib.import_module(module_name)
+    loaded_file = getattr(loaded, "__file__", None)
+    if loaded_file and Path(loaded_file).resolve() == local:
+        return loaded
+    unique = f"_pytest_evals_target_{hashlib.sha1(str(local).encode()).hexdigest()[:12]}"
+    if unique in sys.modules:
+        return sys.modules[unique]
+    spec = importlib.util.spec_from_file_location(unique, local)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {local}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[unique] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class CallableTarget:

@@ -31,11 +31,12 @@ OfflineRule = Literal["lexical", "embedding"]
 
 #: Score below which the output is called hallucinated, per rule and task.
 #: Fitted by bench/calibrate_halueval_offline.py (see docs/halueval.md for its figures).
-#: A threshold of 0 never fires: no threshold did better than always answering "No"
-#: (general, both rules; qa, embedding rule).
+#: NEVER is below every possible score: where no threshold did better than always
+#: answering "No" (general with both rules, qa with embeddings) the rule never fires.
+NEVER = -1.0
 THRESHOLDS: dict[str, dict[str, float]] = {
-    "lexical": {"qa": 0.962, "dialogue": 0.65, "summarization": 0.836, "general": 0.0},
-    "embedding": {"qa": 0.0, "dialogue": 0.869, "summarization": 0.736, "general": 0.0},
+    "lexical": {"qa": 0.962, "dialogue": 0.65, "summarization": 0.836, "general": NEVER},
+    "embedding": {"qa": NEVER, "dialogue": 0.869, "summarization": 0.736, "general": NEVER},
 }
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -339,22 +339,12 @@ def _same_named_suites(root: Path) -> None:
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a callable target is imported by module name, so suites in different folders "
-    "with same-named target modules (t.py) silently all use the first one imported",
-)
 def test_same_named_target_modules_in_different_folders(pytester: pytest.Pytester) -> None:
     _same_named_suites(pytester.path)
     result = pytester.runpytest("-v")
     result.stdout.fnmatch_lines(["a/jb.eval.yaml::x PASSED*", "b/jb.eval.yaml::x FAILED*"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: generated outputs are named after the suite name only, so two suites named "
-    "'jb' in different folders write the same generated file and one run's outputs are lost",
-)
 def test_same_named_suites_keep_separate_generated_outputs(pytester: pytest.Pytester) -> None:
     _same_named_suites(pytester.path)
     pytester.runpytest("--evals-json", "s.json")
