@@ -115,8 +115,9 @@ class CaseItem(pytest.Item):
             raise CaseFailure(format_failure(self, result))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        line = self.ref.line - 1 if self.ref.line else None
-        return self.path, line, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
+        # The case's line is in its data file, not in the suite file: name it in the
+        # description rather than pair it with the suite's path.
+        return self.path, None, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
 
 
 def format_failure(item: CaseItem, result: CaseResult) -> str:

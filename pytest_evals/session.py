@@ -127,7 +127,12 @@ class EvalSession:
         if data is not None:
             result = CaseResult.from_json(data)
             self._spool.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-            self.results[report.nodeid] = result.light()
+            light = result.light()
+            self.results[report.nodeid] = light
+            # The terminal reporter keeps every report until the end; with the details
+            # spooled to disk, the report keeps only the light result (35,000 prompts
+            # would otherwise stay in memory).
+            setattr(report, REPORT_ATTR, light.to_json())
             if result.status == "failed":
                 self._failed_by_suite[result.suite] += 1
             elif result.status == "error":
@@ -168,11 +173,19 @@ class EvalSession:
         """Run-level notes for the summary: overrides that reached no suite (typos)."""
         if not self.summaries:
             return []
-        return [
-            f"--evals-set {ov.key}={ov.value!r}: no suite in this run has a field {ov.key.split('.')[0]!r}"
-            for ov in self.overrides
-            if not ov.only_if_known and ov.suite is None and id(ov) not in self.used_overrides
-        ]
+        names = {s["name"] for s in self.summaries}
+        notes = []
+        for ov in self.overrides:
+            if ov.only_if_known or id(ov) in self.used_overrides:
+                continue
+            if ov.suite is None:
+                notes.append(f"--evals-set {ov.key}={ov.value!r}: no suite in this run has a field {ov.key.split('.')[0]!r}")
+            elif ov.suite not in names:
+                notes.append(
+                    f"--evals-set {ov.suite}:{ov.key}={ov.value!r}: no suite named {ov.suite!r} in this run "
+                    f"(suites: {', '.join(sorted(names))})"
+                )
+        return notes
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -340,11 +340,6 @@ def test_a_gate_on_the_error_kind_tolerates_those_errors(pytester: pytest.Pytest
     assert "12 erroring case(s) and no gate on errors" in reasons
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: errors_<kind> metrics exist only when that kind occurred, so a gate on "
-    "errors_input fails with 'no such metric' in the clean run where it should pass with 0",
-)
 def test_a_gate_on_an_error_kind_passes_when_there_are_none(pytester: pytest.Pytester) -> None:
     jb_suite(
         pytester.path,

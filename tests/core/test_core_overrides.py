@@ -160,11 +160,6 @@ def test_global_override_of_a_field_no_suite_has_is_reported(pytester: pytest.Py
     assert read_summary(pytester.path / "s.json")["warnings"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap: a per-suite --evals-set naming a suite that is not in the run (a typo in "
-    "SUITE) is silently ignored; only global overrides are checked",
-)
 def test_per_suite_override_naming_no_suite_is_reported(pytester: pytest.Pytester) -> None:
     jb_suite(pytester.path, "one", [jb(True, True, case_id="a")], thresholds={"accuracy": 0.5})
     result = pytester.runpytest(
