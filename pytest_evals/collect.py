@@ -42,7 +42,7 @@ def open_suite(
     return suite, task
 
 
-class CaseFailure(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+class CaseFailure(pytest.fail.Exception):  # type: ignore[name-defined]
     """The case was evaluated and missed its expectation (a FAIL).
 
     An outcome without a Python traceback: the message says everything, and skipping

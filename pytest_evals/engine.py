@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -72,10 +73,9 @@ class Engine:
             await asyncio.gather(*tasks, return_exceptions=True)
             await loop.shutdown_asyncgens()
 
-        try:
+        # best effort at interpreter shutdown
+        with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(_drain(), loop).result(10)
-        except Exception:  # pragma: no cover - best effort at interpreter shutdown
-            pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()

@@ -47,9 +47,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
     """Yield (line number, offset, length, raw bytes without line ending) for each line."""
     with path.open("rb") as fh:
         offset = 0
-        line_no = 0
-        for raw in fh:
-            line_no += 1
+        for line_no, raw in enumerate(fh, start=1):
             length = len(raw)
             body = raw
             if line_no == 1 and body.startswith(BOM):

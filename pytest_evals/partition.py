@@ -38,21 +38,21 @@ def owned_block(n_cases: int, worker: int, n_workers: int) -> range:
 def make_scheduler_class() -> type[Any]:
     from xdist.scheduler import LoadScheduling
 
-    class EvalsScheduling(LoadScheduling):  # type: ignore[misc]
+    class EvalsScheduling(LoadScheduling):
         """LoadScheduling, except that case items go out as one block per worker."""
 
         def schedule(self) -> None:
-            if self.collection is not None or not self.collection_is_completed:
-                return super().schedule()  # type: ignore[no-any-return]
+            if self.collection is not None or not self.collection_is_completed:  # type: ignore[has-type]
+                return super().schedule()
             if not self._check_nodes_have_same_collection():
                 self.log("**Different tests collected, aborting run**")
                 return None
             collection: Sequence[str] = next(iter(self.node2collection.values()))
             cases = [i for i, nodeid in enumerate(collection) if is_case_nodeid(nodeid)]
             if not cases:
-                return super().schedule()  # type: ignore[no-any-return]
+                return super().schedule()
             self.collection = list(collection)
-            if self.maxschedchunk is None:
+            if self.maxschedchunk is None:  # type: ignore[has-type]
                 # LoadScheduling.schedule() sets this default; check_schedule() needs it.
                 self.maxschedchunk = len(collection)
             case_set = set(cases)

@@ -106,7 +106,7 @@ class _XdistPartition:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_suite_path(file_path.name, CASE_FILE_PATTERNS):
-        return SuiteFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return SuiteFile.from_parent(parent, path=file_path)
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.collect import CaseItem, SuiteErrorItem, open_suite
+from pytest_evals.collect import CaseItem, open_suite
 from pytest_evals.context import EvalContext
 from pytest_evals.engine import Engine
 from pytest_evals.errors import EvalsError, SuiteConfigError
@@ -116,7 +116,7 @@ class EvalSession:
         coro = evaluate_case(item.task, item.ref, self.ctx, item.index)
         if item.task.needs_engine():
             return self.engine.run(coro, self.case_timeout)
-        return drive(coro)  # type: ignore[no-any-return]
+        return drive(coro)
 
     # -- gathering (controller) ---------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -156,7 +156,7 @@ class EvalSession:
         return dict(grouped)
 
     def build_summaries(self) -> None:
-        from pytest_evals.summary import suite_summary, suite_error_summary
+        from pytest_evals.summary import suite_error_summary, suite_summary
 
         self.summaries = []
         strict = bool(self.config.getoption("evals_strict", False))

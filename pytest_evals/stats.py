@@ -87,7 +87,7 @@ def bootstrap_counts(
     if len(kept) < resamples // 2:
         return None
     lo = kept[int(0.025 * (len(kept) - 1))]
-    hi = kept[int(math.ceil(0.975 * (len(kept) - 1)))]
+    hi = kept[math.ceil(0.975 * (len(kept) - 1))]
     return lo, hi
 
 

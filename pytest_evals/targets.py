@@ -179,7 +179,7 @@ def make_target(suite: Suite, ctx: EvalContext) -> Target:
     spec = suite.config.target
     hook_target = ctx.config.hook.pytest_evals_make_target(config=ctx.config, suite=suite, spec=spec)
     if hook_target is not None:
-        return hook_target  # type: ignore[no-any-return]
+        return hook_target
     if spec is None:
         raise SuiteConfigError(
             f"{suite.path}: generate: true needs a 'target' (\"module:function\", "

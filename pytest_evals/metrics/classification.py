@@ -82,7 +82,7 @@ def _averages(matrix: list[list[int]]) -> dict[str, float | None]:
         # would silently count undefined classes as 0; we leave them out and say so).
         defined = [v for v in values if v is not None]
         out[f"macro_{name}"] = sum(defined) / len(defined) if defined else None
-        weighted = [(v, c[3]) for v, c in zip(values, per) if v is not None]
+        weighted = [(v, c[3]) for v, c in zip(values, per, strict=False) if v is not None]
         wsum = sum(w for _, w in weighted)
         out[f"weighted_{name}"] = sum(v * w for v, w in weighted) / wsum if wsum else None
     out["accuracy"] = sum(matrix[k][k] for k in range(n)) / total if total else None

@@ -26,7 +26,6 @@ import csv
 import io
 import json
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -34,10 +33,11 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.outputs import suite_folders
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
-from pytest_evals.outputs import folder_name, suite_folders
 from pytest_evals.results import CaseResult
+
 
 def atomic_write(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
