@@ -244,8 +244,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--fail-every",
         type=int,
-        default=10,
-        help="every Nth case fails on both sides (0: none fail)",
+        default=0,
+        help="every Nth case fails on both sides (default 0: none)",
     )
     parser.add_argument("--xdist", action="store_true", help="also compare -n 2 runs")
     parser.add_argument(

@@ -127,8 +127,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # The result rides on the report of the phase that decided the outcome.
         if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
             setattr(report, REPORT_ATTR, item.evals_result.to_json())
-        if call.when == "teardown":
-            item.evals_result = None  # the report carries it; items live until the end
     elif isinstance(item, SuiteErrorItem) and call.when == "setup":
         result = CaseResult(
             suite=item.parent.nodeid if item.parent else item.nodeid,

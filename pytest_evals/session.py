@@ -127,12 +127,7 @@ class EvalSession:
         if data is not None:
             result = CaseResult.from_json(data)
             self._spool.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-            light = result.light()
-            self.results[report.nodeid] = light
-            # The terminal reporter keeps every report until the end; with the details
-            # spooled to disk, the report keeps only the light result (35,000 prompts
-            # would otherwise stay in memory).
-            setattr(report, REPORT_ATTR, light.to_json())
+            self.results[report.nodeid] = result.light()
             if result.status == "failed":
                 self._failed_by_suite[result.suite] += 1
             elif result.status == "error":

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.outputs import suite_folders
+from pytest_evals.outputs import folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
 from pytest_evals.results import CaseResult

@@ -297,3 +297,32 @@ def _walk(tree: dict[str, Any], prefix: str = "") -> list[tuple[str, dict[str, A
         else:
             out.extend(_walk(value, prefix + key + "."))
     return out
+
+
+def test_terminal_table_per_suite(pytester: pytest.Pytester) -> None:
+    write_jsonl(pytester.path, "data/og.jsonl", GUARD_ROWS)
+    write_suite(
+        pytester.path,
+        "og.eval.yaml",
+        task="output_guardrails",
+        what="guardrails",
+        input_path="data/og.jsonl",
+        thresholds={"recall": {"min": 0.5}, "per_guardrail": {"pii": {"precision": 0.9}}},
+    )
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            "*pytest_evals summary*",
+            "og [output_guardrails] og.eval.yaml: 3 cases, 2 passed, 1 failed, 0 errors, 0 skipped -> FAILED",
+            "  metric*value*95% CI*gate*result",
+            "  accuracy*0.667*[[]0.208, 0.939[]]",
+            "  recall*1.000*>= 0.5*pass",
+            "  per_guardrail.pii.precision*0.500*>= 0.9*FAIL",
+            "  (* nested metrics not shown: run with -v or read the JSON summary)",
+            "  MISSED GATE og: per_guardrail.pii.precision = 0.5, required >= 0.9",
+        ]
+    )
+    # -v shows every nested metric
+    verbose = pytester.runpytest("-v")
+    verbose.stdout.fnmatch_lines(["  per_guardrail.pii.recall*1.000*"])
+    assert "nested metrics not shown" not in verbose.stdout.str()
