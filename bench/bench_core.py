@@ -25,6 +25,7 @@ peak RSS < 400 MB.
     python bench/bench_core.py --cases 5000 --repeat 1
     python bench/bench_core.py --xdist         # also compare -n 2 runs
     python bench/bench_core.py --profile       # cProfile one evals run, print the top
+    python bench/bench_core.py --cases 10000 --fail-every 10 --pytest-arg=--tb=line
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def run_pytest(args: list[str], cwd: Path, log: Path) -> Sample:
 
 
 def measure(
-    root: Path, cases: int, fail_every: int, repeat: int, xdist: bool
+    root: Path, cases: int, fail_every: int, repeat: int, xdist: bool, extra_args: list[str]
 ) -> list[tuple[Series, Series]]:
     suite_dir, plain_dir = write_inputs(root, cases, fail_every)
     # Failing tests exit 1 on the plain side; the suite's gates pass, so it exits 0.
@@ -153,7 +154,7 @@ def measure(
         for _ in range(repeat):
             # alternate, so load from other processes on the machine hits both sides
             for series, target, side in ((plain, plain_dir, "plain"), (evals, suite_dir, "evals")):
-                sample = run_pytest([*extra, str(target)], root, root / "last.log")
+                sample = run_pytest([*extra, *extra_args, str(target)], root, root / "last.log")
                 ok_codes = {0} if "collect" in name else allowed[side]
                 if sample.exit_code not in ok_codes:
                     tail = (root / "last.log").read_text(errors="replace")[-2000:]
@@ -228,7 +229,7 @@ def main() -> int:
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
             f"load average {os.getloadavg()[0]:.1f}, in {root}"
         )
-        pairs = measure(root, args.cases, args.fail_every, args.repeat, args.xdist)
+        pairs = measure(root, args.cases, args.fail_every, args.repeat, args.xdist, args.pytest_arg)
         ok = report(pairs, args.cases, args.fail_every, args.repeat)
         if args.profile:
             profile(root)
@@ -248,6 +249,13 @@ def parse_args() -> argparse.Namespace:
         help="every Nth case fails on both sides (default 0: none)",
     )
     parser.add_argument("--xdist", action="store_true", help="also compare -n 2 runs")
+    parser.add_argument(
+        "--pytest-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra pytest argument for both sides, e.g. --pytest-arg=--tb=line (repeatable)",
+    )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile one evals run after measuring"
     )
