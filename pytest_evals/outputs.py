@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -56,3 +57,15 @@ def suite_folders(suites: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         used.add(name)
         out[str(s.get("suite"))] = name
     return out
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write a file so that readers (another xdist process, a crashed run's rerun) see the
+    old content or the new one, never half a file: a temporary file, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data, encoding="utf-8", newline="")
+    os.replace(tmp, path)

@@ -7,7 +7,6 @@ shows the same numbers: one table per suite and a line for each missed gate.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from pytest_evals import __version__
 from pytest_evals.aggregate import Metric, count, tree_to_json, walk
 from pytest_evals.errors import SuiteConfigError
 from pytest_evals.gates import check, parse_thresholds
+from pytest_evals.outputs import atomic_write
 from pytest_evals.results import CaseResult
 
 if TYPE_CHECKING:
@@ -153,12 +153,6 @@ def build_run_summary(state: EvalSession) -> dict[str, Any]:
     }
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
 
 def generated_dir(state: EvalSession) -> Path:
     from pytest_evals.outputs import run_dir
@@ -188,7 +182,7 @@ def write_generated(state: EvalSession) -> dict[str, str]:
         name = folders[suite_id]
         path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
         rows.sort(key=lambda r: r[0])
-        _atomic_write(path, "".join(json.dumps(g, ensure_ascii=False) + "\n" for _, g in rows))
+        atomic_write(path, "".join(json.dumps(g, ensure_ascii=False) + "\n" for _, g in rows))
         written[suite_id] = str(path)
     return written
 
@@ -208,7 +202,7 @@ def write_outputs(state: EvalSession) -> None:
             s["generated_path"] = generated[s["suite"]]
     path = state.config.getoption("evals_json", None)
     if path:
-        _atomic_write(Path(path), json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+        atomic_write(Path(path), json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     _junit_properties(state)
 
 

@@ -9,12 +9,12 @@ docs/harpia.md and fixed by the JSON Schemas in ``pytest_evals/harpia/schemas/``
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_evals.harpia.scores import DATA_INSTANCE_ID, DATA_METRICS, TABLE_KEY
+from pytest_evals.outputs import atomic_write
 from pytest_evals.results import CaseResult
 
 #: In an output or log path, replaced by the suite's name (one file per suite).
@@ -58,12 +58,6 @@ def log_lines(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> Iterat
             }
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
 
 def _targets(pattern: str, suites: Sequence[Mapping[str, Any]]) -> dict[Path, list[Mapping[str, Any]]]:
     """Which suites go into which file: one file, or one per suite with ``{suite}``."""
@@ -76,7 +70,7 @@ def write_output(pattern: str, suites: Sequence[Mapping[str, Any]]) -> list[Path
     written = []
     for path, group in _targets(pattern, suites).items():
         objects = [obj for s in group for obj in output_objects(s)]
-        _atomic_write(path, json.dumps(objects, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(path, json.dumps(objects, indent=2, ensure_ascii=False) + "\n")
         written.append(path)
     return written
 
@@ -89,6 +83,6 @@ def write_log(
         lines: Iterable[dict[str, Any]] = (
             line for s in group for line in log_lines(s, results_by_suite.get(s["suite"], []))
         )
-        _atomic_write(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+        atomic_write(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
         written.append(path)
     return written

@@ -33,20 +33,10 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.outputs import folder_name, suite_folders  # noqa: F401  (re-exported)
+from pytest_evals.outputs import atomic_write, folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
 from pytest_evals.results import CaseResult
-
-
-def atomic_write(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data, encoding="utf-8", newline="")
-    os.replace(tmp, path)
 
 
 def _cell(value: Any) -> Any:
