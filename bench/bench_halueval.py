@@ -1,6 +1,6 @@
 """Benchmark: the whole HaluEval benchmark (35,000 items) as one pytest run.
 
-    python bench/bench_halueval.py [--data-dir DIR] [--items N] [--latency 0.1] [--concurrency 64]
+    python bench/bench_halueval.py [--data-dir DIR] [--items N] [--latency 0.1] [--concurrency 64] [--repeat 3]
 
 Three comparisons, each against a baseline measured in the same script:
 
@@ -11,7 +11,8 @@ Three comparisons, each against a baseline measured in the same script:
    64-slot semaphore (the raw-client limit of this machine), and the ideal
    items x latency / concurrency.
 2. The same pytest run again on its now full cache versus plain pytest running as
-   many trivial tests (``def test(i): pass``). Goal: at most 1.5x.
+   many trivial tests (``def test(i): pass``), alternated ``--repeat`` times (best
+   of each). Goal: at most 1.5x.
 3. Peak RSS of the pytest process in each run. Goal: under 500 MB.
 """
 
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=0, help="stratified sample size (0: all 35,000)")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3, help="alternating cached/trivial runs (best of each)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
 
@@ -131,17 +133,28 @@ def main(argv: list[str] | None = None) -> int:
         cold, cold_rss, code = run_measured(cmd, work, work / "cold.log")
         received_cold = server.stats()["received"]
         server.reset()
-        warm, warm_rss, code_warm = run_measured(cmd, work, work / "warm.log")
-        received_warm = server.stats()["received"]
 
-    trivial = work / "trivial"
-    trivial.mkdir()
-    (trivial / "pytest.ini").write_text(INI, encoding="utf-8")
-    (trivial / "test_trivial.py").write_text(
-        f"import pytest\n\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_trivial(i):\n    pass\n",
-        encoding="utf-8",
-    )
-    plain, plain_rss, _ = run_measured([sys.executable, "-m", "pytest", "-q"], trivial, work / "trivial.log")
+        trivial = work / "trivial"
+        trivial.mkdir()
+        (trivial / "pytest.ini").write_text(INI, encoding="utf-8")
+        (trivial / "test_trivial.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('i', range({n}))\ndef test_trivial(i):\n    pass\n",
+            encoding="utf-8",
+        )
+        # Alternate the cached rerun and the trivial tests and keep each one's best
+        # time: on a shared machine one run of either can be seconds slower.
+        warms: list[float] = []
+        plains: list[float] = []
+        warm_rss = plain_rss = 0.0
+        for _ in range(args.repeat):
+            warm, rss, code_warm = run_measured(cmd, work, work / "warm.log")
+            warms.append(warm)
+            warm_rss = max(warm_rss, rss)
+            plain, rss, _ = run_measured([sys.executable, "-m", "pytest", "-q"], trivial, work / "trivial.log")
+            plains.append(plain)
+            plain_rss = max(plain_rss, rss)
+        received_warm = server.stats()["received"]
+        warm, plain = min(warms), min(plains)
 
     summary = json.loads((work / "summary.json").read_text(encoding="utf-8"))
     cases = summary["suites"][0]["cases"]
@@ -152,8 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"   pytest, cold cache                     {cold:8.1f} s   ({n / cold:,.0f} items/s)"
           f"  = {cold / raw:.2f}x raw client, {cold / ideal:.2f}x ideal")
     print(f"   requests the server received           {received_cold:8,}   (exit {code}; {cases})")
-    print(f"2. pytest, fully cached rerun             {warm:8.1f} s   ({received_warm} requests; exit {code_warm})")
-    print(f"   plain pytest, {n:,} trivial tests     {plain:8.1f} s")
+    runs = lambda xs: ", ".join(f"{x:.1f}" for x in xs)  # noqa: E731
+    print(f"2. pytest, fully cached rerun             {warm:8.1f} s   (best of {runs(warms)}; "
+          f"{received_warm} requests; exit {code_warm})")
+    print(f"   plain pytest, {n:,} trivial tests     {plain:8.1f} s   (best of {runs(plains)})")
     print(f"   cached rerun / trivial tests           {warm / plain:8.2f}x   (goal <= 1.5x)")
     print(f"3. peak RSS: cold {cold_rss:.0f} MB, cached {warm_rss:.0f} MB, trivial tests {plain_rss:.0f} MB"
           f"   (goal < 500 MB)")

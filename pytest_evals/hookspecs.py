@@ -16,3 +16,12 @@ def pytest_evals_make_target(config: pytest.Config, suite: Any, spec: Any) -> An
 def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None:
     """Called on the controller with the run summary (the ``--evals-json`` document)
     before it is printed and written; plugins may add sections (e.g. ``summary["llm"]``)."""
+
+
+def pytest_evals_case_result(config: pytest.Config, nodeid: str, result: Any) -> None:
+    """Called on the controller once per case, in arrival order, with the case's node
+    id and its full :class:`~pytest_evals.results.CaseResult` (details included:
+    prompts, replies).
+
+    The test report keeps only the light part afterwards (the details are spooled to
+    disk), so a plugin that wants the details of every case reads them here."""

@@ -8,6 +8,7 @@ line can have is reported against that line (file:line), and file-level problems
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,12 +105,29 @@ def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
         raise CaseInputError(f"{shown}: no cases (the file is empty or has only blank lines)")
 
 
+if hasattr(os, "pread"):
+
+    def _read_at(path: str | Path, offset: int, length: int) -> bytes:
+        # One positioned read without a buffered file object: a third of the cost of
+        # open/seek/read, which showed at 35,000 cases.
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return os.pread(fd, length, offset)
+        finally:
+            os.close(fd)
+
+else:  # Windows
+
+    def _read_at(path: str | Path, offset: int, length: int) -> bytes:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read(length)
+
+
 def read_json_line(ref: CaseRef) -> Any:
     """Read and parse the line a ref points at; errors name the file and line."""
     path, offset, length = ref.locator
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        raw = fh.read(length)
+    raw = _read_at(path, offset, length)
     body = raw.rstrip(b"\r\n")
     try:
         text = body.decode("utf-8")

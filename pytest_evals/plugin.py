@@ -14,6 +14,7 @@ import pytest
 
 from pytest_evals import api, hookspecs
 from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
+from pytest_evals.heap import HeapFreezer
 from pytest_evals.partition import CASE_FILE_PATTERNS
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.session import STATE_KEY, EvalSession, get_state
@@ -84,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = EvalSession(config)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "pytest_evals_session")
+    config.pluginmanager.register(HeapFreezer(config, lambda: len(state.results)), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
         config.pluginmanager.register(_XdistPartition(), "pytest_evals_partition")
 
@@ -127,6 +129,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # The result rides on the report of the phase that decided the outcome.
         if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
             setattr(report, REPORT_ATTR, item.evals_result.to_json())
+        elif call.when == "teardown":
+            # The session keeps its own copy; items live to the end of the run.
+            item.evals_result = None
     elif isinstance(item, SuiteErrorItem) and call.when == "setup":
         result = CaseResult(
             suite=item.parent.nodeid if item.parent else item.nodeid,

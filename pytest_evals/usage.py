@@ -8,7 +8,7 @@ the right case even with hundreds of cases in flight.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass
@@ -21,11 +21,13 @@ class Usage:
     errors: int = 0
 
     def add(self, other: Usage) -> None:
-        for key, value in asdict(other).items():
+        for key, value in other.__dict__.items():
             setattr(self, key, getattr(self, key) + value)
 
     def to_json(self) -> dict[str, float]:
-        return {k: v for k, v in asdict(self).items() if v}
+        # Flat numbers: __dict__ rather than asdict(), which deep-copies every field
+        # (a third of a cached case's evaluation time).
+        return {k: v for k, v in self.__dict__.items() if v}
 
 
 current_usage: contextvars.ContextVar[Usage | None] = contextvars.ContextVar(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pytest_evals import usage
+from pytest_evals import inline, usage
 from pytest_evals.llm.cache import ResponseCache, cache_key
 from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.limiter import AdaptiveLimiter
@@ -262,6 +262,7 @@ class LLMClient:
             value = cache.get(namespace, key)
             if value is not None:
                 return self._from_cache(value, key, namespace)
+        inline.require_io()
         state = self._state()
         ident = (namespace, key)
         while (pending := state.inflight.get(ident)) is not None:
@@ -298,6 +299,7 @@ class LLMClient:
         )
         self.stats.cache_hits += 1
         self.stats.saved_usd += cost or 0.0
+        inline.on_abort(lambda: self._uncount_hit(cost))
         usage.record(cache_hits=1)
         return ChatResponse(
             text=value["text"],
@@ -310,6 +312,12 @@ class LLMClient:
             key=key,
             namespace=namespace,
         )
+
+    def _uncount_hit(self, cost: float | None) -> None:
+        # An inline attempt that later needed the network is evaluated again on the
+        # engine, where this hit is counted once more.
+        self.stats.cache_hits -= 1
+        self.stats.saved_usd -= cost or 0.0
 
     def _shared(self, response: ChatResponse) -> ChatResponse:
         self.stats.cache_hits += 1

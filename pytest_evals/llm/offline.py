@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals import inline
 from pytest_evals.errors import InfrastructureError
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ class Embedder:
     # -- async --------------------------------------------------------------------------
     async def aencode(self, texts: Sequence[str]) -> np.ndarray:
         """:meth:`encode` on a worker thread; concurrent calls are merged into batches."""
+        inline.require_io()
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future: asyncio.Future[Any] = loop.create_future()

@@ -113,6 +113,9 @@ class HtmlReport:
         #: Case rows left out of pytest-html's table, by pytest-html outcome name.
         self.dropped: dict[str, int] = {}
         self.has_video = False
+        #: Details of cases whose row pytest-html has not built yet (it builds a test's
+        #: rows at its teardown report; the session keeps only light results on reports).
+        self.pending_details: dict[str, dict[str, Any]] = {}
 
     # -- decisions ------------------------------------------------------------------------
     def set_expected(self, n: int) -> None:
@@ -143,6 +146,10 @@ class HtmlReport:
                 isinstance(e, dict) and e.get("format_type") == "video" for e in getattr(report, "extras", None) or []
             )
 
+    @pytest.hookimpl
+    def pytest_evals_case_result(self, nodeid: str, result: Any) -> None:
+        self.pending_details[nodeid] = result.details
+
     # -- pytest-html hooks ------------------------------------------------------------------
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
@@ -164,6 +171,9 @@ class HtmlReport:
         if not isinstance(data, dict):
             cells[at:at] = [f"<td class=col-{key}></td>" for key, _, _ in _COLUMNS]
             return
+        details = self.pending_details.pop(report.nodeid, None)
+        if details is not None:
+            data = {**data, "details": details}
         status = str(data.get("status"))
         rowed, level = self._row_and_level(status)
         suite_id = str(data.get("suite", ""))
@@ -176,9 +186,6 @@ class HtmlReport:
         else:
             counts[level] += 1
         key = self.store.add(entry)
-        # pytest-html keeps every report until the end; the details are spooled to disk
-        # by the session already, so drop them here to keep the controller's memory flat.
-        setattr(report, REPORT_ATTR, {**data, "details": {}})
         if not rowed:
             outcome = "error" if status == "error" else report.outcome
             self.dropped[outcome] = self.dropped.get(outcome, 0) + 1

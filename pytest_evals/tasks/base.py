@@ -89,6 +89,11 @@ class Task(Generic[CaseT]):
         raise NotImplementedError
 
     # -- evaluation ---------------------------------------------------------------
+    #: Cases usually complete without waiting once the judge's answers are cached (no
+    #: target, no gather): try each on pytest's thread first (see inline.py). Code
+    #: that waits must call ``inline.require_io()`` first.
+    inline_cached: bool = False
+
     def needs_engine(self) -> bool:
         """True when evaluating a case may wait on I/O (models, targets): prefetch it."""
         return bool(self.config.generate)

@@ -161,6 +161,8 @@ class HaluEval(Task[HaluEvalItem]):
         return to_item(data, task, ref.case_id, ref.source)
 
     # -- evaluation -----------------------------------------------------------------
+    inline_cached = True
+
     def needs_engine(self) -> bool:
         return True
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-# pytester restores ``sys.modules`` after each in-process run. numpy refuses to be
-# imported a second time in one process, and the metrics import it lazily inside an
-# inner run, so import it here, before pytester takes its snapshot.
-import numpy  # noqa: F401
 import pytest
 
 _XDIST_VARS = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evals.results import REPORT_ATTR, CaseResult
+from pytest_evals.results import CaseResult
 
 from .conftest import INSTANCES, read_log, read_output, validate_schema
 
@@ -27,12 +27,9 @@ CHEAP = [
 
 
 def results_of(reprec: pytest.HookRecorder) -> dict[str, CaseResult]:
-    out = {}
-    for rep in reprec.getreports("pytest_runtest_logreport"):
-        data = getattr(rep, REPORT_ATTR, None)
-        if data:
-            out[data["case_id"]] = CaseResult.from_json(data)
-    return out
+    # Reports keep only the light part; the full results (with details) come through
+    # the pytest_evals_case_result hook.
+    return {call.result.case_id: call.result for call in reprec.getcalls("pytest_evals_case_result")}
 
 
 def run_files(pytester: pytest.Pytester, *args: str) -> tuple[Any, Path, Path]:

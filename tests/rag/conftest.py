@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evals.results import REPORT_ATTR, CaseResult
+from pytest_evals.results import CaseResult
 from pytest_evals.suite import load_suite
 from pytest_evals.tasks.rag import RagAnswers
 from pytest_evals.testing.fake_openai import FakeOpenAI
@@ -70,9 +70,6 @@ def write_suite(pytester: pytest.Pytester, cases: list[Any], name: str = "rag", 
 
 def inline_results(reprec: pytest.HookRecorder) -> dict[str, CaseResult]:
     """case id -> the result that rode on its report."""
-    out: dict[str, CaseResult] = {}
-    for rep in reprec.getreports("pytest_runtest_logreport"):
-        data = getattr(rep, REPORT_ATTR, None)
-        if data:
-            out[data["case_id"]] = CaseResult.from_json(data)
-    return out
+    # Reports keep only the light part; the full results (with details) come through
+    # the pytest_evals_case_result hook.
+    return {call.result.case_id: call.result for call in reprec.getcalls("pytest_evals_case_result")}
