@@ -103,18 +103,18 @@ class EvalSession:
     def _start_prefetch(self, session: pytest.Session, first: CaseItem) -> None:
         """Prefetch this process's cases from ``first`` on (earlier ones ran inline)."""
         positions = [it for it in session.items if is_case_nodeid(it.nodeid)]
+        here = next((i for i, it in enumerate(positions) if it is first), 0)
         workerinput = getattr(self.config, "workerinput", None)
         if workerinput is not None:
             mine = owned_block(
                 len(positions), worker_number(workerinput["workerid"]), int(workerinput["workercount"])
             )
-            owned = [positions[i] for i in mine]
+            owned = [positions[i] for i in mine if i >= here]
         else:
-            owned = positions
-        start = next((i for i, it in enumerate(owned) if it is first), 0)
+            owned = positions[here:]
         jobs = [
             (it.nodeid, it.task, it.ref, it.index)
-            for it in owned[start:]
+            for it in owned
             if isinstance(it, CaseItem) and it.task.needs_engine()
         ]
         window = int(self.config.getini("evals_prefetch_window") or 0)
@@ -274,4 +274,3 @@ class EvalSession:
         self.engine.close()
         self._spool.close()
         self.spool_path.unlink(missing_ok=True)
-
