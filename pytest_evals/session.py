@@ -92,6 +92,7 @@ class EvalSession:
         self.used_overrides: set[int] = set()
         self._failed_by_suite: dict[str, int] = defaultdict(int)
         self._errors_by_suite: dict[str, int] = defaultdict(int)
+        self._case_files: dict[str, bool] = {}
         # A private scratch file, read back only by this process: pickle writes a
         # result six times faster than JSON, which showed at 35,000 cases.
         fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".pickle")
@@ -168,6 +169,21 @@ class EvalSession:
                 self._errors_by_suite[result.suite] += 1
         elif report.failed:
             self._untolerated += 1
+        if self._is_case_report(report.nodeid):
+            # pytest's terminal summary keeps every report to the end of the run, and
+            # under xdist each arrives with its own copies: at 35,000 cases the
+            # controller held 60 MB of them. Nothing reads a case report's keywords
+            # after this hook, and JUnit XML takes properties from the teardown report.
+            report.keywords = {}
+            if report.when != "teardown":
+                report.user_properties = []
+
+    def _is_case_report(self, nodeid: str) -> bool:
+        file_part = nodeid.split("::", 1)[0]
+        known = self._case_files.get(file_part)
+        if known is None:
+            known = self._case_files[file_part] = is_case_nodeid(nodeid)
+        return known
 
     def iter_full_results(self) -> Iterator[dict[str, Any]]:
         """Every case result with its details, in arrival order (read back from the spool)."""

@@ -248,14 +248,16 @@ def test_schema_rejects_a_summary_that_breaks_it(
             pytest.fail(f"schema accepted: {name}")
 
 
-def test_junit_xml_carries_case_scores_and_suite_aggregates(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_junit_xml_carries_case_scores_and_suite_aggregates(pytester: pytest.Pytester, workers: list[str]) -> None:
     jb_suite(
         pytester.path,
         "jb",
         [jb(True, True, case_id="hit"), jb(True, False, case_id="miss"), "oops"],
         thresholds={"recall": {"min": 0.9}},
     )
-    result = pytester.runpytest("--junitxml", "junit.xml")
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    result = run("--junitxml", "junit.xml", *workers)
     result.assert_outcomes(passed=1, failed=1, errors=1)
     root = ET.parse(pytester.path / "junit.xml").getroot()
     testsuite = root if root.tag == "testsuite" else root.find("testsuite")
