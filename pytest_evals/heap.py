@@ -29,6 +29,8 @@ REFREEZE_EVERY_REPORTS = 6_000
 
 
 class HeapFreezer:
+    """Registered once per pytest process by the plugin (controller and workers alike)."""
+
     def __init__(self, config: pytest.Config, results_count: Callable[[], int]) -> None:
         # Registered during our pytest_configure, which runs before pytest's
         # unraisableexception plugin registers its cleanup: cleanups run last-in
