@@ -111,7 +111,9 @@ def judge_line(config: pytest.Config) -> str:
     settings = get_settings(config)
     if settings.offline:
         reason = "--evals-offline" if settings.force_offline else "no model endpoint configured"
-        return f"judge: {DISPLAY_NAME} ({reason})"
+        # Not every task judges offline with the embedding model (HaluEval's default
+        # offline judge is a lexical rule); each case's details name the judge used.
+        return f"judge: {DISPLAY_NAME} ({reason}), or a task's own offline rule (see each case's judge)"
     cache = f"cache {settings.cache_dir}" if settings.cache else "cache off"
     if settings.refresh:
         cache += ", refreshing"

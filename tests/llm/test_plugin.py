@@ -200,7 +200,8 @@ def test_summary_names_offline_judge(pytester: pytest.Pytester, tmp_path: Path) 
     config = pytester.parseconfig()
     assert (
         judge_line(config)
-        == "judge: all-MiniLM-L6-v2 (embedded offline judge) (no model endpoint configured)"
+        == "judge: all-MiniLM-L6-v2 (embedded offline judge) (no model endpoint configured), "
+        "or a task's own offline rule (see each case's judge)"
     )
 
 
