@@ -143,7 +143,6 @@ class Progress:
         self.last_print = 0.0
         self.every_items = 0
         self.last_items = 0
-        self._case_files: dict[str, bool] = {}
         #: Under xdist the controller prints result letters without a file prefix, so
         #: the reporter does not know the line is dirty: start a new line ourselves.
         self.xdist = False
@@ -184,17 +183,10 @@ class Progress:
         data = getattr(report, REPORT_ATTR, None)
         if isinstance(data, dict):
             self.state.record(data)
-        if report.when != "teardown" or not self._is_case(report.nodeid):
+        if report.when != "teardown" or not is_case_nodeid(report.nodeid):
             return
         self.state.done += 1
         self._maybe_print()
-
-    def _is_case(self, nodeid: str) -> bool:
-        path = nodeid.split("::", 1)[0]
-        known = self._case_files.get(path)
-        if known is None:
-            known = self._case_files[path] = is_case_nodeid(nodeid)
-        return known
 
     def _maybe_print(self) -> None:
         now = self.clock()

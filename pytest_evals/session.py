@@ -92,7 +92,6 @@ class EvalSession:
         self.used_overrides: set[int] = set()
         self._failed_by_suite: dict[str, int] = defaultdict(int)
         self._errors_by_suite: dict[str, int] = defaultdict(int)
-        self._case_files: dict[str, bool] = {}
         # A private scratch file, read back only by this process: pickle writes a
         # result six times faster than JSON, which showed at 35,000 cases.
         fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".pickle")
@@ -154,14 +153,12 @@ class EvalSession:
         data = getattr(report, REPORT_ATTR, None)
         if data is not None:
             self._spool.write(_spool_record(data))
-            self.config.hook.pytest_evals_case_result(
-                config=self.config, nodeid=report.nodeid, result=CaseResult.from_json(data)
-            )
+            full = CaseResult.from_json(data)
+            self.config.hook.pytest_evals_case_result(config=self.config, nodeid=report.nodeid, result=full)
             # pytest keeps every report to the end of the run; the details (prompts,
             # replies) now live in the spool, so the kept report carries the light part.
-            light = {**data, "details": {}}
-            setattr(report, REPORT_ATTR, light)
-            result = CaseResult.from_json(light)
+            result = full.light()
+            setattr(report, REPORT_ATTR, result.to_json())
             self.results[report.nodeid] = result
             if result.status == "failed":
                 self._failed_by_suite[result.suite] += 1
@@ -169,7 +166,7 @@ class EvalSession:
                 self._errors_by_suite[result.suite] += 1
         elif report.failed:
             self._untolerated += 1
-        if self._is_case_report(report.nodeid):
+        if is_case_nodeid(report.nodeid):
             # pytest's terminal summary keeps every report to the end of the run, and
             # under xdist each arrives with its own copies: at 35,000 cases the
             # controller held 60 MB of them. Nothing reads a case report's keywords
@@ -177,13 +174,6 @@ class EvalSession:
             report.keywords = {}
             if report.when != "teardown":
                 report.user_properties = []
-
-    def _is_case_report(self, nodeid: str) -> bool:
-        file_part = nodeid.split("::", 1)[0]
-        known = self._case_files.get(file_part)
-        if known is None:
-            known = self._case_files[file_part] = is_case_nodeid(nodeid)
-        return known
 
     def iter_full_results(self) -> Iterator[dict[str, Any]]:
         """Every case result with its details, in arrival order (read back from the spool)."""

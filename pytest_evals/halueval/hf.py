@@ -14,14 +14,13 @@ case runs. Loaded datasets are cached per process.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pytest_evals.errors import CaseInputError
-from pytest_evals.halueval.index import GENERAL_PREFIX
+from pytest_evals.halueval.index import GENERAL_PREFIX, case_ids
 from pytest_evals.jsonl import safe_id
 from pytest_evals.tasks.base import CaseRef
 
@@ -83,16 +82,8 @@ def hf_refs(name: str, task: str, split: str) -> Iterator[CaseRef]:
     ids: list[str | None] = [None] * n
     if task == "general" and "ID" in ds.column_names:
         ids = [safe_id(v) if v is not None and str(v).strip() else None for v in ds["ID"]]
-    counts = Counter(i for i in ids if i is not None)
-    prefix = GENERAL_PREFIX["current"] if task == "general" else task
-    for row in range(n):
-        raw_id = ids[row]
-        if task != "general":
-            case_id = f"{task}-{row + 1}"
-        elif raw_id is not None and counts[raw_id] == 1:
-            case_id = f"{prefix}-{raw_id}"
-        else:
-            case_id = f"{prefix}-line{row + 1}"
+    case_id_list = case_ids(task, GENERAL_PREFIX["current"], [(row + 1, ids[row]) for row in range(n)])
+    for row, case_id in enumerate(case_id_list):
         yield CaseRef(
             case_id=case_id,
             source=f"hf:{name}/{task}[{split}]#{row}",

@@ -39,6 +39,30 @@ def _general_id(body: bytes) -> str | None:
     return None
 
 
+def case_ids(task: str, general_prefix: str, rows: list[tuple[int, str | None]]) -> list[str]:
+    """Stable unique ids for (line number, source ID) rows of one task, whatever the source.
+
+    Paired tasks: ``<task>-<line>``. General: ``<prefix>-<ID>`` where the ID is present and
+    unique in the file, else ``<prefix>-line<line>`` (the source has blank and repeated IDs).
+    """
+    counts = Counter(raw_id for _, raw_id in rows if raw_id is not None)
+    seen: set[str] = set()
+    out = []
+    for line_no, raw_id in rows:
+        if task != "general":
+            case_id = f"{task}-{line_no}"
+        elif raw_id is not None and counts[raw_id] == 1:
+            case_id = f"{general_prefix}-{raw_id}"
+        else:
+            case_id = f"{general_prefix}-line{line_no}"
+        if case_id in seen:
+            # Only possible if a real ID looks like "line<N>"; keep ids unique anyway.
+            case_id = f"{case_id}@{line_no}"
+        seen.add(case_id)
+        out.append(case_id)
+    return out
+
+
 def file_refs(
     path: Path, task: str, general_version: GeneralVersion = "current"
 ) -> Iterator[CaseRef]:
@@ -51,20 +75,8 @@ def file_refs(
         rows.append((line_no, offset, length, raw_id))
     if not rows:
         raise CaseInputError(f"{path}: no records (the file is empty or has only blank lines)")
-    counts = Counter(r[3] for r in rows if r[3] is not None)
-    prefix = GENERAL_PREFIX[general_version] if task == "general" else task
-    seen: set[str] = set()
-    for line_no, offset, length, raw_id in rows:
-        if task != "general":
-            case_id = f"{task}-{line_no}"
-        elif raw_id is not None and counts[raw_id] == 1:
-            case_id = f"{prefix}-{raw_id}"
-        else:
-            case_id = f"{prefix}-line{line_no}"
-        if case_id in seen:
-            # Only possible if a real ID looks like "line<N>"; keep ids unique anyway.
-            case_id = f"{case_id}@{line_no}"
-        seen.add(case_id)
+    ids = case_ids(task, GENERAL_PREFIX[general_version], [(r[0], r[3]) for r in rows])
+    for case_id, (line_no, offset, length, _raw_id) in zip(ids, rows, strict=True):
         yield CaseRef(
             case_id=case_id,
             source=f"{path}:{line_no}",

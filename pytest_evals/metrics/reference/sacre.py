@@ -63,7 +63,6 @@ def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | No
 class _Sacre(ReferenceMetric):
     corpus_level = True
     params: SacreParams
-    _score_key: str
 
     def _metric(self, sentence: bool) -> Any:
         raise NotImplementedError
@@ -75,16 +74,16 @@ class _Sacre(ReferenceMetric):
     def score_single(self, hypotheses: Sequence[str], references: Sequence[str]) -> list[Result]:
         metric = self._metric(sentence=True)
         return [
-            {self._score_key: float(metric.sentence_score(hyp, [ref]).score)}
+            {self.primary: float(metric.sentence_score(hyp, [ref]).score)}
             for hyp, ref in zip(hypotheses, references, strict=True)
         ]
 
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Result:
         if not hypotheses:
-            return {self._score_key: None}
+            return {self.primary: None}
         metric = self._metric(sentence=False)
         score = metric.corpus_score(list(hypotheses), reference_streams(references))
-        out: Result = {self._score_key: float(score.score)}
+        out: Result = {self.primary: float(score.score)}
         out.update(self._extras(score))
         out["signature"] = str(metric.get_signature())
         return out
@@ -98,7 +97,6 @@ class SacreBleu(_Sacre):
     params_model = SacreBleuParams
     keys = ("bleu",)
     primary = "bleu"
-    _score_key = "bleu"
     library = "sacrebleu.metrics.BLEU"
     description = "BLEU (sacreBLEU, 0-100)"
     params: SacreBleuParams
@@ -131,7 +129,6 @@ class SacreChrf(_Sacre):
     params_model = ChrfParams
     keys = ("chrf",)
     primary = "chrf"
-    _score_key = "chrf"
     library = "sacrebleu.metrics.CHRF"
     description = "chrF / chrF++ (sacreBLEU, 0-100)"
     params: ChrfParams
@@ -156,7 +153,6 @@ class SacreTer(_Sacre):
     keys = ("ter",)
     primary = "ter"
     higher_is_better = False
-    _score_key = "ter"
     library = "sacrebleu.metrics.TER"
     description = "Translation edit rate (sacreBLEU, 0-100+, lower is better)"
     params: TerParams
