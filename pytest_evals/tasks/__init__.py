@@ -18,7 +18,7 @@ TASKS: dict[str, str] = {
     "rag_answers": "pytest_evals.tasks.rag:RagAnswers",
     "halueval": "pytest_evals.tasks.halueval:HaluEval",
     "harpia": "pytest_evals.tasks.harpia:Harpia",
-    "redteam": "pytest_evals.tasks.redteam:RedTeam",
+    "redteam": "pytest_evals.redteam.task:RedTeam",
 }
 
 
