@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from pytest_evals.errors import InfrastructureError, JudgeError, SuiteConfigError
+from pytest_evals.llm.retry import AttemptError, Backoff, status_error
 
 if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
@@ -191,11 +192,15 @@ def expand_headers(headers: dict[str, str], rater: str) -> dict[str, str]:
 
 
 class HttpRater:
-    """POST ``{"user", "assistant"}`` as JSON; expects ``{"score": number}`` back."""
+    """POST ``{"user", "assistant"}`` as JSON; expects ``{"score": number}`` back.
+
+    Retries use the shared policy of the LLM layer (:mod:`pytest_evals.llm.retry`):
+    the same retryable statuses, exponential backoff with jitter, and a server's
+    ``Retry-After`` honoured, so a reward-model server under load is treated like an
+    LLM API under load.
+    """
 
     kind = "classifier"
-    #: Statuses worth asking again (overload, transient server trouble).
-    RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
     def __init__(self, spec: RaterSpec) -> None:
         assert spec.url is not None
@@ -206,37 +211,48 @@ class HttpRater:
         self.url = spec.url
         # Query strings may hold tokens: the name shows only host and path.
         self.name = spec.name or f"{parts.netloc}{parts.path}"
+        self.backoff = Backoff()
 
-    async def rate(self, user: str, assistant: str) -> RawRating:
+    async def attempt(self, headers: dict[str, str], body: dict[str, str]) -> str:
+        """One POST; the reply body, or :class:`AttemptError` saying whether to retry."""
         import aiohttp
 
-        headers = expand_headers(self.spec.headers, self.name)
         timeout = aiohttp.ClientTimeout(total=self.spec.timeout)
-        problem = ""
-        for attempt in range(self.spec.retries + 1):
-            if attempt:
-                await asyncio.sleep(min(8.0, 0.25 * 2**attempt))
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as session, session.post(
+                self.url, json=body, headers=headers
+            ) as resp:
+                text = await resp.text()
+                if resp.status >= 400:
+                    raise status_error(resp.status, text[:300], resp.headers)
+                return text
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise AttemptError(cause, retryable=True) from None
+
+    async def post(self, headers: dict[str, str], body: dict[str, str]) -> str:
+        attempts = self.spec.retries + 1
+        for attempt in range(1, attempts + 1):
             try:
-                async with aiohttp.ClientSession(timeout=timeout) as session, session.post(
-                    self.url, json={"user": user, "assistant": assistant}, headers=headers
-                ) as resp:
-                    text = await resp.text()
-                    if resp.status in self.RETRY_STATUS:
-                        problem = f"HTTP {resp.status}"
-                        continue
-                    if resp.status >= 400:
-                        raise InfrastructureError(f"rater {self.name}: HTTP {resp.status}: {text[:300]}")
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                continue
-            try:
-                value = json.loads(text)
-            except ValueError:
-                raise JudgeError(f"rater {self.name} did not return JSON: {text[:200]!r}", raw_reply=text[:2000]) from None
-            return classifier_output(value, f"rater {self.name}")
-        raise InfrastructureError(
-            f"rater {self.name}: no usable reply after {self.spec.retries + 1} attempt(s): {problem}"
-        )
+                return await self.attempt(headers, body)
+            except AttemptError as exc:
+                if not exc.retryable:
+                    raise InfrastructureError(f"rater {self.name}: {exc.cause}") from None
+                if attempt == attempts:
+                    raise InfrastructureError(
+                        f"rater {self.name}: no usable reply after {attempts} attempt(s): {exc.cause}"
+                    ) from None
+                await asyncio.sleep(self.backoff.delay(attempt, exc))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def rate(self, user: str, assistant: str) -> RawRating:
+        headers = expand_headers(self.spec.headers, self.name)
+        text = await self.post(headers, {"user": user, "assistant": assistant})
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise JudgeError(f"rater {self.name} did not return JSON: {text[:200]!r}", raw_reply=text[:2000]) from None
+        return classifier_output(value, f"rater {self.name}")
 
 
 def build_rater(spec: RaterSpec, ctx: EvalContext, search_dir: str) -> Rater:
