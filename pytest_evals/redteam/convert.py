@@ -74,17 +74,60 @@ def attack_to_dict(model: Attack) -> dict[str, Any]:
     data.setdefault("aux_info", {})
     for response in data["responses"]:
         for rating in response["ratings"]:
+            rating.setdefault("raw_score", None)
             rating.setdefault("aux_info", {})
     return data
 
 
-def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
-    """The normalized attack dict; ``aux_info.adversarial_score`` inserted when computable.
+def _attack_from_attributes(attack: Any) -> dict[str, Any]:
+    """rm-bias's ``state.Attack`` (or any object shaped like it) as the attack dict."""
+    try:
+        responses = []
+        for resp in getattr(attack, "responses", None) or []:
+            ratings = [
+                {
+                    "raw_score": rating.raw_score,
+                    "rater": {
+                        "model_name": rating.rater.model_name,
+                        "rating_function_type": rating.rater.rating_function_type,
+                    },
+                    "aux_info": rating.aux_info,
+                }
+                for rating in getattr(resp, "ratings", None) or []
+            ]
+            responses.append({"assistant": resp.assistant, "ratings": ratings})
+        return {
+            "system": attack.system,
+            "user": attack.user,
+            "responses": responses,
+            # A copy: the adversarial score inserted below must not change the caller's object.
+            "aux_info": dict(getattr(attack, "aux_info", None) or {}),
+        }
+    except AttributeError as exc:
+        raise ValueError(f"invalid attack: {type(attack).__name__} has no attribute {exc.name!r}") from None
 
-    Accepts a dict, a schema :class:`Attack`, or a runner's dataclass with the same
-    fields. Readers never need to test for a missing ``aux_info``.
+
+def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
+    """An attack as the normalized dict, the way rm-bias's ``viz_utils`` does it.
+
+    A dict that already has ``user`` and ``responses`` is returned as it is (rm-bias
+    takes it as normalized). A dataclass such as rm-bias's ``state.Attack`` (``raw_score``
+    may be None) or a schema :class:`Attack` becomes a dict with ``system``, ``user``,
+    ``responses[*].assistant``, ``responses[*].ratings[*].{raw_score, rater, aux_info}``
+    and ``aux_info``, plus ``aux_info.adversarial_score`` when the default rater pair
+    gives one (rm-bias's "average" rule). Unlike rm-bias, an object that is not an
+    attack raises ``ValueError`` naming the problem instead of becoming an empty attack.
     """
-    return attack_to_dict(scored_attack(attack))
+    if isinstance(attack, Mapping) and "responses" in attack and "user" in attack:
+        return attack  # type: ignore[return-value]
+    if isinstance(attack, (BaseModel, Mapping)):
+        data = attack_to_dict(to_attack(attack))
+    else:
+        data = _attack_from_attributes(attack)
+    score = compute_adversarial_score(to_attack(data), "average")
+    if score is not None:
+        data["aux_info"]["adversarial_score"] = float(score)
+    return data
 
 
 def validate_stats(data: Mapping[str, Any]) -> SystemPromptStats:
@@ -95,7 +138,11 @@ def validate_stats(data: Mapping[str, Any]) -> SystemPromptStats:
 
 
 def validate_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` as given (``{}`` is valid, as in rm-bias); ``step`` / ``operation`` type-checked when present."""
+    if not isinstance(meta, Mapping):
+        raise ValueError(f"invalid system prompt stats: field 'meta': expected a mapping, got {type(meta).__name__}")
     try:
-        return dump(SystemPromptMeta.model_validate(dict(meta)))
+        SystemPromptMeta.model_validate(dict(meta))
     except ValidationError as exc:
         raise ValueError(f"invalid system prompt stats: {describe_validation_error(exc, 'meta')}") from None
+    return dict(meta)

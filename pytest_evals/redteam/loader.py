@@ -26,7 +26,12 @@ from pytest_evals.redteam.schema import (
     ClusterInfo,
     SystemPromptStats,
 )
-from pytest_evals.redteam.scoring import attack_adversarial_score, score_stats
+from pytest_evals.redteam.scoring import (
+    DEFAULT_PARTIAL,
+    PartialScores,
+    attack_adversarial_score,
+    score_stats,
+)
 
 SEED_DIR = re.compile(r"^seed_(.+)$")
 
@@ -49,17 +54,41 @@ class LoadIssue:
 
 @dataclass
 class PromptRecord:
-    """One system prompt file with its scores resolved (stored values win)."""
+    """One system prompt file with its scores resolved the way rm-bias's viewer does.
+
+    The attacks' scores are computed from their ratings (a stored
+    ``aux_info.adversarial_score`` only fills in where the ratings give none), and the
+    prompt's mean/std are those of the attack scores, N/A when there are none. The
+    file's own ``mean_score`` / ``stdev_score`` are kept beside them: rm-bias writes
+    0.0 for a prompt without scores, which its viewer shows as N/A.
+    """
 
     hash: str
     path: Path
     stats: SystemPromptStats
-    #: One per attack: stored ``aux_info.adversarial_score`` or computed, None for N/A.
+    #: One per attack, None for N/A.
     adversarial_scores: list[float | None]
     mean_score: float | None
     stdev_score: float | None
-    #: "file" when mean/stdev came from the file, "computed" otherwise.
-    score_source: str
+    #: The rule used for partially missing normalized scores ("average" or "na").
+    partial: PartialScores = DEFAULT_PARTIAL
+
+    @property
+    def file_mean(self) -> float | None:
+        return self.stats.mean_score
+
+    @property
+    def file_stdev(self) -> float | None:
+        return self.stats.stdev_score
+
+    @property
+    def hash_ok(self) -> bool:
+        """Whether the file name is the md5 of its stripped system prompt."""
+        return hash_matches(self)
+
+    @property
+    def step(self) -> int | None:
+        return self.stats.meta.step
 
 
 @dataclass
@@ -125,7 +154,7 @@ def _issue_from_validation(path: Path, exc: ValidationError) -> LoadIssue:
     return LoadIssue(path, field_path(tuple(first["loc"])), f"{first['msg']}{more}")
 
 
-def load_prompt_file(path: Path) -> PromptRecord:
+def load_prompt_file(path: Path, partial: PartialScores = DEFAULT_PARTIAL) -> PromptRecord:
     """Read one system prompt file; raises :class:`LoadError` carrying the issue."""
     try:
         raw = _read_json(path)
@@ -137,17 +166,9 @@ def load_prompt_file(path: Path) -> PromptRecord:
         stats = SystemPromptStats.model_validate(raw)
     except ValidationError as exc:
         raise LoadError(_issue_from_validation(path, exc)) from None
-    scores = [attack_adversarial_score(a) for a in stats.attacks]
-    mean: float | None
-    stdev: float | None
-    if stats.mean_score is not None and stats.stdev_score is not None:
-        mean, stdev, source = stats.mean_score, stats.stdev_score, "file"
-    else:
-        computed_mean, computed_std = score_stats(scores)
-        mean = stats.mean_score if stats.mean_score is not None else computed_mean
-        stdev = stats.stdev_score if stats.stdev_score is not None else computed_std
-        source = "computed"
-    return PromptRecord(path.stem, path, stats, scores, mean, stdev, source)
+    scores = [attack_adversarial_score(a, partial) for a in stats.attacks]
+    mean, stdev = score_stats(scores)
+    return PromptRecord(path.stem, path, stats, scores, mean, stdev, partial)
 
 
 class LoadError(Exception):
@@ -191,7 +212,7 @@ def _load_cluster(path: Path) -> ClusterInfo:
         raise LoadError(_issue_from_validation(path, exc)) from None
 
 
-def load_seed_dir(path: Path, issues: list[LoadIssue]) -> SeedData:
+def load_seed_dir(path: Path, issues: list[LoadIssue], partial: PartialScores = DEFAULT_PARTIAL) -> SeedData:
     match = SEED_DIR.match(path.name)
     seed = SeedData(seed_id=match.group(1) if match else path.name, path=path)
     for file in sorted(path.glob("*.json"), key=lambda p: p.name):
@@ -201,14 +222,17 @@ def load_seed_dir(path: Path, issues: list[LoadIssue]) -> SeedData:
             elif file.name == POPULATION_FILE:
                 seed.population_history = _load_population(file)
             else:
-                seed.prompts.append(load_prompt_file(file))
+                seed.prompts.append(load_prompt_file(file, partial))
         except LoadError as exc:
             issues.append(exc.issue)
-    seed.prompts.sort(key=lambda r: (r.stats.meta.step, r.hash))
+    # Files without a step (rm-bias's default meta={}) come first, as step 0 would.
+    seed.prompts.sort(key=lambda r: (r.step if r.step is not None else -1, r.hash))
     return seed
 
 
-def load_run_dir(path: str | os.PathLike[str], runner: str | None = None) -> RunData:
+def load_run_dir(
+    path: str | os.PathLike[str], runner: str | None = None, partial: PartialScores = DEFAULT_PARTIAL
+) -> RunData:
     """Load one run directory (its ``seed_*`` subdirectories)."""
     run_path = Path(path)
     if not run_path.is_dir():
@@ -217,7 +241,7 @@ def load_run_dir(path: str | os.PathLike[str], runner: str | None = None) -> Run
     seed_dirs = [p for p in run_path.iterdir() if p.is_dir() and SEED_DIR.match(p.name)]
     with gc_paused():
         for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
-            run.seeds.append(load_seed_dir(seed_path, run.issues))
+            run.seeds.append(load_seed_dir(seed_path, run.issues, partial))
     return run
 
 
@@ -246,8 +270,8 @@ def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
                 yield runner_dir.name, run
 
 
-def load_data_dir(data_dir: str | os.PathLike[str]) -> list[RunData]:
-    return [load_run_dir(path, runner) for runner, path in find_runs(data_dir)]
+def load_data_dir(data_dir: str | os.PathLike[str], partial: PartialScores = DEFAULT_PARTIAL) -> list[RunData]:
+    return [load_run_dir(path, runner, partial) for runner, path in find_runs(data_dir)]
 
 
 def hash_matches(record: PromptRecord) -> bool:

@@ -5,8 +5,12 @@
 optional fields follow the seed. Every model keeps unknown keys (``extra="allow"``),
 so a file read and written back loses nothing a runner put in ``meta`` or ``aux_info``.
 
+Where rm-bias's own code is looser than the seed's text, the models follow the code
+(commit a59ee4a): ``raw_score`` may be ``null`` (their rater writes it when a judge
+call fails; it is kept and shown as missing), ``meta`` may be ``{}`` (their
+``save_system_prompt_stats`` default) or absent, and ``attacks`` may be absent.
 Optional scores written by other tools as ``NaN`` mean "not available" and become
-``None``; the one required number, ``raw_score``, must be finite.
+``None``; a raw score that is given must be finite.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ class RatingAuxInfo(_Open):
 
 
 class Rating(_Open):
-    raw_score: float
+    #: None: the rater gave no score (rm-bias writes null when a judge call fails).
+    raw_score: float | None = None
     rater: RaterInfo
     aux_info: RatingAuxInfo = Field(default_factory=RatingAuxInfo)
 
@@ -81,17 +86,18 @@ class Attack(_Open):
 
 
 class SystemPromptMeta(_Open):
-    step: int
-    operation: str
+    #: Both optional: rm-bias's save_system_prompt_stats writes ``meta={}`` by default.
+    step: int | None = None
+    operation: str | None = None
 
 
 class SystemPromptStats(_Open):
     system_prompt: str
-    meta: SystemPromptMeta
+    meta: SystemPromptMeta = Field(default_factory=SystemPromptMeta)
     #: Optional: mean / population std of the attacks' adversarial scores.
     mean_score: float | None = None
     stdev_score: float | None = None
-    attacks: list[Attack]
+    attacks: list[Attack] = Field(default_factory=list)
 
     @field_validator("mean_score", "stdev_score", mode="before")
     @classmethod

@@ -16,19 +16,24 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pytest_evals.redteam.convert import (
     attack_to_dict,
+    convert_attack_to_dict,
     hash_system_prompt,
     scored_attack,
+    to_attack,
     validate_meta,
     validate_stats,
 )
 from pytest_evals.redteam.schema import CLUSTER_INFO_FILE, POPULATION_FILE, dump
-from pytest_evals.redteam.scoring import score_stats
+from pytest_evals.redteam.scoring import compute_adversarial_score
 
 LOCK_FILE = ".lock"
+#: cluster_info.json keeps this many sample prompts, as rm-bias's save_cluster_info does.
+SAMPLE_PROMPTS_KEPT = 10
 
 
 def seed_dir(run_path: str | os.PathLike[str], seed_id: int | str) -> Path:
@@ -85,44 +90,76 @@ def seed_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+#: rm-bias's ``save_system_prompt_stats`` default for ``meta`` (read-only, so it can be shared).
+EMPTY_META: Mapping[str, Any] = MappingProxyType({})
+
+
+def adversarial_scores(attacks: Iterable[Mapping[str, Any]]) -> list[float]:
+    """Scores of the attacks that have one, computed from their ratings ("average" rule)."""
+    scores = []
+    for data in attacks:
+        score = compute_adversarial_score(to_attack(data), "average")
+        if score is not None:
+            scores.append(float(score))
+    return scores
+
+
 def build_stats(
     system_prompt: str,
     attacks: Iterable[Any],
-    meta: Mapping[str, Any] | None,
+    meta: Mapping[str, Any] = EMPTY_META,
     mean_score: float | None = None,
     stdev_score: float | None = None,
 ) -> dict[str, Any]:
-    """A valid SystemPromptStats dict; mean/stdev computed from the attacks when None."""
-    if meta is None:
-        raise ValueError("meta is required and must include 'step' and 'operation'")
+    """A system prompt file's content, as rm-bias's ``save_system_prompt_stats`` builds it.
+
+    Attack dicts are written as given (after validation), other attacks through
+    :func:`convert_attack_to_dict`. A missing mean/stdev is the mean / population std
+    of the attacks' adversarial scores, and 0.0 when no attack has one (rm-bias writes
+    0.0 there; readers of this package recompute from the attacks and show N/A).
+    """
     if not isinstance(system_prompt, str):
         raise ValueError(f"invalid system prompt stats: field 'system_prompt': expected a string, got {type(system_prompt).__name__}")
-    models = [scored_attack(a) for a in attacks]
-    data: dict[str, Any] = {"system_prompt": system_prompt, "meta": validate_meta(meta)}
-    if mean_score is None or stdev_score is None:
-        mean, stdev = score_stats(m.aux_info.adversarial_score for m in models)
-        mean_score = mean if mean_score is None else mean_score
-        stdev_score = stdev if stdev_score is None else stdev_score
-    # N/A stays absent (the seed's "optional") rather than a made-up number.
+    meta_dict = validate_meta(meta)
+    dicts: list[dict[str, Any]] = []
+    for i, attack in enumerate(attacks):
+        try:
+            data = convert_attack_to_dict(attack)
+            to_attack(data)  # a clear error now rather than a file the reader must skip
+        except ValueError as exc:
+            raise ValueError(f"attacks[{i}]: {exc}") from None
+        dicts.append(dict(data))
+    scores = adversarial_scores(dicts)
+    if mean_score is None:
+        mean_score = sum(scores) / len(scores) if scores else 0.0
+    if stdev_score is None:
+        m = mean_score
+        stdev_score = math.sqrt(sum((x - m) ** 2 for x in scores) / len(scores)) if scores else 0.0
     for key, value in (("mean_score", mean_score), ("stdev_score", stdev_score)):
-        if value is not None:
-            if not math.isfinite(value):
-                raise ValueError(f"invalid system prompt stats: field {key!r} is not finite ({value})")
-            data[key] = float(value)
-    data["attacks"] = [attack_to_dict(m) for m in models]
-    return data
+        if not math.isfinite(value):
+            raise ValueError(f"invalid system prompt stats: field {key!r} is not finite ({value})")
+    return {
+        "system_prompt": system_prompt,
+        "meta": meta_dict,
+        "mean_score": float(mean_score),
+        "stdev_score": float(stdev_score),
+        "attacks": dicts,
+    }
 
 
 def save_system_prompt_stats(
     run_path: str | os.PathLike[str],
     seed_id: int | str,
     system_prompt: str,
-    attacks: Iterable[Any],
+    attacks: Iterable[Any] = (),
     mean_score: float | None = None,
     stdev_score: float | None = None,
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] = EMPTY_META,
 ) -> str:
-    """Write ``seed_<seed_id>/<hash>.json`` (replacing it); returns the hash."""
+    """Write ``seed_<seed_id>/<hash>.json`` (replacing it); returns the hash.
+
+    Same parameters, defaults and file content as rm-bias's ``viz_utils`` helper.
+    """
     data = build_stats(system_prompt, attacks, meta, mean_score, stdev_score)
     prompt_hash = hash_system_prompt(system_prompt)
     atomic_write_json(seed_dir(run_path, seed_id) / f"{prompt_hash}.json", data)
@@ -172,7 +209,8 @@ def save_cluster_info(
     data = {
         "summary": summary,
         "train_batch_size": train_batch_size,
-        "sample_train_prompts": list(sample_train_prompts),
+        # rm-bias keeps the first 10 (the file is a summary, not the training set).
+        "sample_train_prompts": list(sample_train_prompts)[:SAMPLE_PROMPTS_KEPT],
     }
     atomic_write_json(seed_dir(run_path, seed_id) / CLUSTER_INFO_FILE, data)
 

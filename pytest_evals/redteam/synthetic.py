@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.redteam.convert import hash_system_prompt
+from pytest_evals.redteam.convert import attack_to_dict, hash_system_prompt, scored_attack
 from pytest_evals.redteam.store import (
     atomic_write_json,
     build_stats,
@@ -71,7 +71,8 @@ def write_synthetic_run(run_path: Path, spec: SyntheticSpec | None = None) -> li
             attacks.append({"system": system_prompt, "user": f"User prompt {j} (seed {seed_id})", "responses": responses})
         meta = {"step": step, "operation": OPERATIONS[i % len(OPERATIONS)], "parent": None if step == 0 else f"p{i - 1}"}
         # What save_system_prompt_stats writes, without an fsync per file: fixtures need not survive a power cut.
-        data = build_stats(system_prompt, attacks, meta)
+        # Scored as rm-bias's runners write them (from dataclasses, adversarial_score included).
+        data = build_stats(system_prompt, [attack_to_dict(scored_attack(a)) for a in attacks], meta)
         atomic_write_json(Path(run_path) / f"seed_{seed_id}" / f"{hash_system_prompt(system_prompt)}.json", data, durable=False)
         per_seed[seed_id].append(system_prompt)
     for seed_id, prompts in enumerate(per_seed):

@@ -4,14 +4,20 @@ All numbers the viewer shows are computed here, in Python, by the same functions
 helpers and the red-team task use, so the page only formats and sorts them. Keys are
 short because a run with 20,000 responses repeats them 20,000 times:
 
-run:      id, runner, name, path, raters [{name, type}], issues [{file, field, message}], seeds
+payload:  v, generated, source, partial ("average" | "na"), watch (seconds between polls) | null, runs
+run:      id, runner, name, path, raters [{name, type}], issues [{file, field, message}],
+          warnings [{file, message}] (loaded but suspicious, e.g. a name that is not the hash),
+          nullRaw (ratings whose raw_score is null), seeds
 seed:     id, cluster {summary, train_batch_size, sample_train_prompts} | null,
           population {step: {hash: generation}} | null, prompts
-prompt:   h (hash), file, sp (system prompt), step, op, meta (other meta keys), mean, std,
-          src ("file" | "computed"), attacks
+prompt:   h (hash), file, sp (system prompt), step | null, op | null, meta (other meta keys),
+          mean, std (computed from the attacks, as rm-bias's viewer does), fmean, fstd (the
+          file's mean_score / stdev_score), hashOk (file name == md5 of the prompt), attacks
 attack:   sys (its system prompt when it differs from sp, else null), u (user prompt),
-          adv, advSrc ("file" | "computed" | null), advWhy (why adv is N/A), aux (other aux_info keys),
-          mr / mn (per run rater: mean raw / mean normalized score, null when absent), resp
+          adv, advSrc ("file" | "computed" | null), advWhy (why adv is N/A), advNote (scores
+          averaged over fewer responses), stored (the file's adversarial_score), aux (other
+          aux_info keys), mr / mn (per run rater: mean raw / mean normalized score of the
+          values present, null when none), resp
 response: a (assistant text), len (characters), raw / norm / why (per run rater), x (other
           rating aux_info keys per rater, only when present)
 """
@@ -23,11 +29,21 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from pytest_evals.redteam.convert import hash_system_prompt
 from pytest_evals.redteam.loader import PromptRecord, RunData, SeedData
 from pytest_evals.redteam.schema import Attack, RatedResponse, dump
-from pytest_evals.redteam.scoring import missing_reason, rating_of
+from pytest_evals.redteam.scoring import (
+    DEFAULT_PARTIAL,
+    PartialScores,
+    compute_adversarial_score,
+    missing_reason,
+    partial_note,
+    present_normalized,
+    present_raw,
+    rating_of,
+)
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 
 
 def _num(value: float | None) -> float | None:
@@ -73,19 +89,24 @@ def response_values(response: RatedResponse, names: Sequence[str]) -> dict[str, 
     return out
 
 
-def attack_values(attack: Attack, record_prompt: str, adv: float | None, names: Sequence[str]) -> dict[str, Any]:
+def attack_values(
+    attack: Attack, record_prompt: str, adv: float | None, names: Sequence[str], partial: PartialScores
+) -> dict[str, Any]:
     responses = [response_values(r, names) for r in attack.responses]
-    stored = attack.aux_info.adversarial_score is not None
+    computed = compute_adversarial_score(attack, partial) is not None
     aux = {k: v for k, v in dump(attack.aux_info).items() if k != "adversarial_score"}
     return {
         "sys": None if attack.system == record_prompt else attack.system,
         "u": attack.user,
         "adv": _num(adv),
-        "advSrc": None if adv is None else ("file" if stored else "computed"),
-        "advWhy": missing_reason(attack) if adv is None else None,
+        "advSrc": None if adv is None else ("computed" if computed else "file"),
+        "advWhy": missing_reason(attack, partial) if not computed else None,
+        "advNote": partial_note(attack) if computed and partial == "average" else None,
+        "stored": _num(attack.aux_info.adversarial_score),
         "aux": aux,
-        "mr": [_mean([r["raw"][i] for r in responses]) for i in range(len(names))],
-        "mn": [_mean([r["norm"][i] for r in responses]) for i in range(len(names))],
+        # rm-bias's columns: every value the rater gave on the attack, null ones left out.
+        "mr": [_mean(list(present_raw(attack, n))) for n in names],
+        "mn": [_mean(list(present_normalized(attack, n))) for n in names],
         "resp": responses,
     }
 
@@ -106,9 +127,11 @@ def prompt_values(record: PromptRecord, run_path: Any, names: Sequence[str]) -> 
         "meta": meta,
         "mean": _num(record.mean_score),
         "std": _num(record.stdev_score),
-        "src": record.score_source,
+        "fmean": _num(record.file_mean),
+        "fstd": _num(record.file_stdev),
+        "hashOk": record.hash_ok,
         "attacks": [
-            attack_values(a, stats.system_prompt, adv, names)
+            attack_values(a, stats.system_prompt, adv, names, record.partial)
             for a, adv in zip(stats.attacks, record.adversarial_scores, strict=True)
         ],
     }
@@ -123,6 +146,29 @@ def seed_values(seed: SeedData, run: RunData, names: Sequence[str]) -> dict[str,
     }
 
 
+def run_warnings(run: RunData) -> list[dict[str, str]]:
+    """Files that loaded but look wrong: a name that is not the md5 of the prompt."""
+    out = []
+    for seed in run.seeds:
+        for record in seed.prompts:
+            if not record.hash_ok:
+                expected = hash_system_prompt(record.stats.system_prompt)
+                out.append({"file": str(record.path), "message": f"file name is not its system prompt's hash (expected {expected}.json)"})
+    return out
+
+
+def null_raw_count(run: RunData) -> int:
+    return sum(
+        1
+        for seed in run.seeds
+        for record in seed.prompts
+        for attack in record.stats.attacks
+        for response in attack.responses
+        for rating in response.ratings
+        if rating.raw_score is None
+    )
+
+
 def run_values(run: RunData) -> dict[str, Any]:
     raters = run_raters(run)
     names = [r["name"] for r in raters]
@@ -133,14 +179,23 @@ def run_values(run: RunData) -> dict[str, Any]:
         "path": str(run.path),
         "raters": raters,
         "issues": [i.to_json() for i in run.issues],
+        "warnings": run_warnings(run),
+        "nullRaw": null_raw_count(run),
         "seeds": [seed_values(s, run, names) for s in run.seeds],
     }
 
 
-def build_payload(runs: Sequence[RunData], source: str = "") -> dict[str, Any]:
+def build_payload(
+    runs: Sequence[RunData],
+    source: str = "",
+    partial: PartialScores = DEFAULT_PARTIAL,
+    watch: float | None = None,
+) -> dict[str, Any]:
     return {
         "v": PAYLOAD_VERSION,
-        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "source": source,
+        "partial": partial,
+        "watch": watch,
         "runs": [run_values(r) for r in runs],
     }

@@ -37,19 +37,26 @@ def test_runs_are_found_under_all_four_runner_dirs(tmp_path: Path) -> None:
     assert [(r, p.name) for r, p in find_runs(tmp_path / "evo" / "run-evo")] == [("evo", "run-evo")]
 
 
-def test_scores_are_resolved_stored_first_then_computed(tmp_path: Path) -> None:
+def test_scores_are_computed_from_the_ratings_as_rm_bias_viewer_does(tmp_path: Path) -> None:
+    # Changed on purpose (issue 16): rm-bias's viewer recomputes every attack's score from
+    # its ratings and the prompt's mean/std from those; a stored value only fills a gap.
     run = tmp_path / "evo" / "r"
     hashes = write_run(run)
     seed_file = run / "seed_0" / "example.json"
     seed_file.write_text(json.dumps(seed_example()), encoding="utf-8")
+    no_ratings = seed_example()
+    no_ratings["attacks"][0]["responses"] = []
+    (run / "seed_0" / "stored-only.json").write_text(json.dumps(no_ratings), encoding="utf-8")
     loaded = load_run_dir(run)
     records = {r.hash: r for r in loaded.seeds[0].prompts}
     example = records["example"]
-    assert example.adversarial_scores == [-0.12]  # stored value wins
-    assert (example.mean_score, example.stdev_score, example.score_source) == (-0.12, 0.0, "computed")
+    assert example.adversarial_scores == [adversariality(0.65, 0.40)]
+    assert (example.mean_score, example.stdev_score) == (adversariality(0.65, 0.40), 0.0)
+    assert example.file_mean is None and not example.hash_ok
+    assert records["stored-only"].adversarial_scores == [-0.12]  # the ratings give none
     first = records[hashes[0]]
-    assert first.score_source == "file"
     assert first.mean_score == pytest.approx(adversariality(1.0, -1.0))
+    assert first.file_mean == pytest.approx(first.mean_score, abs=1e-15) and first.hash_ok
 
 
 def test_population_and_cluster_files_are_read(tmp_path: Path) -> None:
@@ -68,7 +75,7 @@ def test_population_and_cluster_files_are_read(tmp_path: Path) -> None:
         (b"{not json", None, "invalid JSON at line 1"),
         (b"\xff\xfe garbage", None, "not UTF-8"),
         (b"[1, 2]", None, "expected a JSON object"),
-        (json.dumps({"system_prompt": "x", "meta": {"operation": "init"}, "attacks": []}).encode(), "meta.step", "required"),
+        (json.dumps({"system_prompt": "x", "meta": {"step": "first", "operation": "init"}, "attacks": []}).encode(), "meta.step", "valid integer"),
         (json.dumps({**seed_example(), "attacks": [{"system": "s", "user": "u", "responses": [{"assistant": "a", "ratings": [{"raw_score": "high", "rater": {"model_name": "m", "rating_function_type": "c"}}]}]}]}).encode(),
          "attacks[0].responses[0].ratings[0].raw_score", "valid number"),
     ],

@@ -51,26 +51,25 @@ def test_optional_fields_may_be_absent_and_stay_absent() -> None:
     assert dump(model) == data  # nothing invented on the way out
 
 
-@pytest.mark.parametrize(
-    ("path", "field"),
-    [
-        (("system_prompt",), "system_prompt"),
-        (("meta",), "meta"),
-        (("meta", "step"), "step"),
-        (("meta", "operation"), "operation"),
-        (("attacks",), "attacks"),
-    ],
-)
-def test_required_fields_of_system_prompt_stats(path: tuple[str, ...], field: str) -> None:
+def test_system_prompt_is_the_one_required_field_of_system_prompt_stats() -> None:
+    data = seed_example()
+    del data["system_prompt"]
+    with pytest.raises(ValidationError) as info:
+        SystemPromptStats.model_validate(data)
+    assert [tuple(e["loc"]) for e in info.value.errors()] == [("system_prompt",)]
+
+
+@pytest.mark.parametrize("path", [("meta",), ("meta", "step"), ("meta", "operation"), ("attacks",)])
+def test_fields_rm_bias_code_does_not_require_may_be_absent(path: tuple[str, ...]) -> None:
+    # Changed on purpose (issue 16): rm-bias's save_system_prompt_stats writes meta={}
+    # by default and its viewer reads meta / attacks with .get(); the seed text said required.
     data = seed_example()
     node = data
     for key in path[:-1]:
         node = node[key]
     del node[path[-1]]
-    with pytest.raises(ValidationError) as info:
-        SystemPromptStats.model_validate(data)
-    assert [tuple(e["loc"]) for e in info.value.errors()] == [path]
-    assert field in str(info.value)
+    model = SystemPromptStats.model_validate(data)
+    assert dump(model) == data  # nothing invented on the way out
 
 
 def test_required_fields_of_the_nested_models() -> None:
@@ -80,10 +79,17 @@ def test_required_fields_of_the_nested_models() -> None:
         Attack.model_validate({"system": "s", "user": "u"})
     with pytest.raises(ValidationError, match="ratings"):
         RatedResponse.model_validate({"assistant": "a"})
-    with pytest.raises(ValidationError, match="raw_score"):
-        Rating.model_validate({"rater": {"model_name": "m", "rating_function_type": "classifier"}})
     with pytest.raises(ValidationError, match="rating_function_type"):
         RaterInfo.model_validate({"model_name": "m"})
+
+
+def test_a_null_raw_score_is_kept_as_missing() -> None:
+    # rm-bias's rater writes raw_score None when a judge call fails (state.Rating.raw_score: float | None).
+    data = seed_example()
+    data["attacks"][0]["responses"][0]["ratings"][1]["raw_score"] = None
+    model = SystemPromptStats.model_validate(data)
+    assert model.attacks[0].responses[0].ratings[1].raw_score is None
+    assert dump(model) == data
 
 
 def test_nan_optional_scores_mean_not_available() -> None:

@@ -77,30 +77,62 @@ def test_the_default_pair_is_the_first_two_ratings_of_the_first_response() -> No
     assert compute_adversarial_score(a) == pytest.approx(adversariality(-1.0, 1.0))
 
 
+STRICT_CASES = [
+    ((), "no responses"),
+    (([rating("rm", 1, 1.0)],), "fewer than two ratings"),
+    (([rating("rm", 1, 1.0), rating("rm", 2, 0.5)],), "same rater"),
+    (([rating("rm", 1, 1.0), rating("judge", 2, None)],), "no normalized_score from judge"),
+    (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, 1.0)]), "response 2 has no rating by judge"),
+    (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, None), rating("judge", 2, 0.1)]),
+     "response 2 has no normalized_score from rm"),
+]
+
+
+@pytest.mark.parametrize(("responses", "reason"), STRICT_CASES)
+def test_under_partial_na_any_missing_piece_makes_the_score_na(responses: tuple[list[dict[str, Any]], ...], reason: str) -> None:
+    # Our rule before issue 16, kept as the "na" option.
+    a = attack(*responses)
+    assert compute_adversarial_score(a, "na") is None
+    assert attack_adversarial_score(a, "na") is None
+    assert reason in (missing_reason(a, "na") or "")
+
+
 @pytest.mark.parametrize(
-    ("responses", "reason"),
+    ("responses", "expected"),
     [
-        ((), "no responses"),
-        (([rating("rm", 1, 1.0)],), "fewer than two ratings"),
-        (([rating("rm", 1, 1.0), rating("rm", 2, 0.5)],), "same rater"),
-        (([rating("rm", 1, 1.0), rating("judge", 2, None)],), "no normalized_score from judge"),
-        (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, 1.0)]), "response 2 has no rating by judge"),
-        (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, None), rating("judge", 2, 0.1)]),
-         "response 2 has no normalized_score from rm"),
+        ((), None),
+        (([rating("rm", 1, 1.0)],), None),
+        # the same rater twice: rm-bias scores it with that rater's mean on both sides
+        (([rating("rm", 1, 1.0), rating("rm", 2, 0.5)],), adversariality(0.75, 0.75)),
+        (([rating("rm", 1, 1.0), rating("judge", 2, None)],), None),
+        # rm-bias averages the normalized scores that are present
+        (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, 3.0)]), adversariality(2.0, 0.1)),
+        (([rating("rm", 1, 1.0), rating("judge", 2, 0.1)], [rating("rm", 1, None), rating("judge", 2, 0.3)]),
+         adversariality(1.0, 0.2)),
     ],
 )
-def test_missing_data_makes_the_score_na(responses: tuple[list[dict[str, Any]], ...], reason: str) -> None:
+def test_by_default_present_scores_are_averaged_as_rm_bias_does(
+    responses: tuple[list[dict[str, Any]], ...], expected: float | None
+) -> None:
     a = attack(*responses)
-    assert compute_adversarial_score(a) is None
-    assert attack_adversarial_score(a) is None
-    assert reason in (missing_reason(a) or "")
+    got = compute_adversarial_score(a)
+    if expected is None:
+        assert got is None and missing_reason(a)
+    else:
+        assert got == pytest.approx(expected, abs=1e-15)
+        assert missing_reason(a) is None
 
 
-def test_a_stored_score_wins_over_the_computed_one() -> None:
+def test_adversariality_takes_rm_bias_keyword_names() -> None:
+    assert adversariality(z_score_1=2.0, z_score_2=-2.0) == 1.5
+    assert adversariality(z_score_1=0.0, z_score_2=0.0) == -0.5
+
+
+def test_the_computed_score_wins_and_a_stored_one_fills_a_gap() -> None:
+    # Changed on purpose (issue 16): rm-bias's viewer recomputes from the ratings.
     a = attack([rating("rm", 0.9, 1.0), rating("judge", 3, -1.0)], stored=-0.12)
-    assert attack_adversarial_score(a) == -0.12
-    assert compute_adversarial_score(a) == pytest.approx(adversariality(1.0, -1.0))
-    # a stored score makes an attack usable even when its ratings are incomplete
+    assert attack_adversarial_score(a) == pytest.approx(adversariality(1.0, -1.0))
+    # a stored score makes an attack usable when its ratings give none
     assert attack_adversarial_score(attack([rating("rm", 1, None)], stored=0.3)) == 0.3
 
 

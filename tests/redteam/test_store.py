@@ -45,7 +45,9 @@ def test_save_writes_one_utf8_indented_file_named_by_the_hash(tmp_path: Path) ->
     assert raw.startswith(b'{\n  "system_prompt": ')  # indent 2
     data = json.loads(raw)
     assert data["meta"] == META
-    assert data["attacks"][0]["aux_info"]["adversarial_score"] == pytest.approx(adversariality(1.0, -1.0))
+    # rm-bias writes attack dicts as given (no adversarial_score inserted) and the mean from them
+    assert data["attacks"] == [a]
+    assert data["mean_score"] == pytest.approx(adversariality(1.0, -1.0)) and data["stdev_score"] == 0.0
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary files left
 
 
@@ -61,25 +63,30 @@ def test_mean_and_stdev_are_computed_from_the_attacks_skipping_na(tmp_path: Path
     mean = sum(scores) / 2
     assert data["mean_score"] == pytest.approx(mean)
     assert data["stdev_score"] == pytest.approx(abs(scores[0] - scores[1]) / 2)  # population std of two values
-    assert "adversarial_score" not in data["attacks"][2]["aux_info"]
+    assert data["attacks"] == attacks  # dicts are written as given, as rm-bias does
 
 
-def test_all_na_leaves_mean_and_stdev_out_and_given_values_are_kept(tmp_path: Path) -> None:
+def test_all_na_writes_zero_as_rm_bias_does_and_given_values_are_kept(tmp_path: Path) -> None:
+    # Changed on purpose (issue 16): rm-bias's helper writes 0.0 / 0.0 when no attack has a
+    # score (its viewer, and ours, recompute from the attacks and show N/A).
     na = [attack_dict("p", "u", [(0.5, None, 6, None)])]
     h = save_system_prompt_stats(tmp_path, 0, "p", na, meta=META)
     data = json.loads((tmp_path / "seed_0" / f"{h}.json").read_text(encoding="utf-8"))
-    assert "mean_score" not in data and "stdev_score" not in data
+    assert (data["mean_score"], data["stdev_score"]) == (0.0, 0.0)
     save_system_prompt_stats(tmp_path, 0, "p", na, mean_score=0.25, stdev_score=0.5, meta=META)
     data = json.loads((tmp_path / "seed_0" / f"{h}.json").read_text(encoding="utf-8"))
     assert (data["mean_score"], data["stdev_score"]) == (0.25, 0.5)
 
 
-def test_meta_needs_step_and_operation(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="meta is required"):
-        save_system_prompt_stats(tmp_path, 0, "p", [])
-    with pytest.raises(ValueError, match=r"'meta\.operation'"):
-        save_system_prompt_stats(tmp_path, 0, "p", [], meta={"step": 1})
-    assert not (tmp_path / "seed_0").exists()
+def test_meta_defaults_to_empty_as_in_rm_bias_and_is_type_checked(tmp_path: Path) -> None:
+    # Changed on purpose (issue 16): rm-bias's save_system_prompt_stats defaults meta={}.
+    h = save_system_prompt_stats(tmp_path, 0, "p")
+    assert json.loads((tmp_path / "seed_0" / f"{h}.json").read_text(encoding="utf-8")) == {
+        "system_prompt": "p", "meta": {}, "mean_score": 0.0, "stdev_score": 0.0, "attacks": [],
+    }
+    with pytest.raises(ValueError, match=r"'meta\.step'"):
+        save_system_prompt_stats(tmp_path, 1, "p", [], meta={"step": "one"})
+    assert not (tmp_path / "seed_1").exists()
 
 
 @dataclass(frozen=True)
@@ -125,9 +132,15 @@ def test_convert_attack_accepts_runner_dataclasses() -> None:
     assert out["responses"][0]["ratings"][0]["rater"] == {"model_name": "rm", "rating_function_type": "classifier"}
 
 
-def test_convert_attack_names_the_bad_field() -> None:
-    with pytest.raises(ValueError, match=r"responses\[0\]\.ratings\[0\]\.raw_score"):
-        convert_attack_to_dict({"system": "s", "user": "u", "responses": [{"assistant": "a", "ratings": [{"raw_score": "high", "rater": {"model_name": "m", "rating_function_type": "x"}}]}]})
+def test_a_bad_attack_is_named_by_its_field(tmp_path: Path) -> None:
+    bad = {"system": "s", "user": "u", "responses": [{"assistant": "a", "ratings": [{"raw_score": "high", "rater": {"model_name": "m", "rating_function_type": "x"}}]}]}
+    # rm-bias's convert_attack_to_dict returns an attack dict unchanged ...
+    assert convert_attack_to_dict(bad) is bad
+    # ... but writing it names the field instead of leaving a file the reader must skip
+    with pytest.raises(ValueError, match=r"attacks\[0\]: .*responses\[0\]\.ratings\[0\]\.raw_score"):
+        save_system_prompt_stats(tmp_path, 0, "s", [bad])
+    with pytest.raises(ValueError, match="_Rater has no attribute 'system'"):
+        convert_attack_to_dict(_Rater("m", "x"))
 
 
 def test_population_history_maps_step_to_hash_and_generation(tmp_path: Path) -> None:
@@ -154,6 +167,10 @@ def test_cluster_info(tmp_path: Path) -> None:
     save_cluster_info(tmp_path, "x", "Questions about cooking", 32, ["boil an egg", "bake bread"])
     data = json.loads((tmp_path / "seed_x" / "cluster_info.json").read_text(encoding="utf-8"))
     assert data == {"summary": "Questions about cooking", "train_batch_size": 32, "sample_train_prompts": ["boil an egg", "bake bread"]}
+    # rm-bias keeps the first 10 sample prompts
+    save_cluster_info(tmp_path, "x", "s", 32, [f"q{i}" for i in range(25)])
+    data = json.loads((tmp_path / "seed_x" / "cluster_info.json").read_text(encoding="utf-8"))
+    assert data["sample_train_prompts"] == [f"q{i}" for i in range(10)]
 
 
 def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -145,8 +145,8 @@ def test_each_attack_is_an_item_scored_from_the_policy_and_two_raters(
     for seed in run.seeds:
         for p in seed.prompts:
             mine = [advs[c["id"]] for c in cases if c["system_prompt"] == p.stats.system_prompt]
-            assert p.score_source == "file"
             assert p.mean_score == pytest.approx(sum(mine) / len(mine), abs=1e-12)
+            assert p.file_mean == pytest.approx(p.mean_score, abs=1e-12)  # the file agrees
     assert "sk-test-redteam" not in "".join(f.read_text(encoding="utf-8") for f in (pytester.path / "out").rglob("*.json"))
 
 
