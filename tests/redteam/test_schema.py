@@ -12,7 +12,6 @@ from pytest_evals.redteam.schema import (
     Attack,
     RatedResponse,
     RaterInfo,
-    Rating,
     SystemPromptStats,
     dump,
 )
