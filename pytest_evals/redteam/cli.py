@@ -1,11 +1,17 @@
-"""``pytest-evals viz [DATA_DIR] -o viz.html [--serve]``: build the red-team viewer."""
+"""``pytest-evals viz [DATA_DIR] -o viz.html [--serve | --watch]``: build the red-team viewer."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_evals.redteam.loader import RunData
+
+#: Exit status when DATA_DIR holds no run (the page would be empty).
+NO_RUNS = 1
 
 
 def register(subparsers: Any) -> None:
@@ -21,29 +27,98 @@ def register(subparsers: Any) -> None:
                         help="the data directory, a runner directory or one run directory (default: data)")
     parser.add_argument("-o", "--output", default="viz.html", help="HTML file to write (default: viz.html)")
     parser.add_argument("--serve", action="store_true", help="also serve the file on localhost until interrupted")
+    parser.add_argument("--watch", action="store_true",
+                        help="serve on localhost and keep the page up to date while runs are written (implies --serve)")
+    parser.add_argument("--interval", type=float, default=2.0,
+                        help="seconds between checks for new data with --watch (default: 2)")
+    parser.add_argument("--partial-scores", choices=("average", "na"), default="average",
+                        help="a rater's mean over an attack when some normalized_scores are missing: "
+                             "'average' the present ones (rm-bias, default) or 'na' (N/A, with the reason shown)")
     parser.add_argument("--host", default="127.0.0.1", help="address for --serve (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port for --serve (0 picks a free one; default: 8000)")
     parser.set_defaults(func=run_viz)
 
 
+def report(runs: list[RunData], data_dir: Path) -> None:
+    for run in runs:
+        for issue in run.issues:
+            print(f"skipped {issue}", file=sys.stderr)
+        for seed in run.seeds:
+            for record in seed.prompts:
+                if not record.hash_ok:
+                    from pytest_evals.redteam.convert import hash_system_prompt
+
+                    expected = hash_system_prompt(record.stats.system_prompt)
+                    print(f"warning: {record.path}: file name is not its system prompt's hash "
+                          f"(expected {expected}.json)", file=sys.stderr)
+
+
+def no_runs_message(data_dir: Path) -> str:
+    return (f"pytest-evals viz: no runs found under {data_dir} (expected DATA_DIR/<evo|bon_iter|pair|one_turn>/"
+            "<run>/seed_<id>/<hash>.json, a runner directory or one run directory); nothing written")
+
+
 def run_viz(args: argparse.Namespace) -> int:
-    from pytest_evals.redteam.viewer import build_viewer_from_dir
+    from pytest_evals.redteam.loader import load_data_dir
+    from pytest_evals.redteam.viewer import build_viewer
 
     data_dir = Path(args.data_dir)
+    if args.watch:
+        return run_watch(args, data_dir)
     try:
-        output, runs = build_viewer_from_dir(data_dir, args.output)
+        runs = load_data_dir(data_dir, args.partial_scores)
     except FileNotFoundError as exc:
         print(f"pytest-evals viz: {exc}", file=sys.stderr)
         return 2
-    issues = [issue for run in runs for issue in run.issues]
-    for issue in issues:
-        print(f"skipped {issue}", file=sys.stderr)
-    prompts = sum(len(seed.prompts) for run in runs for seed in run.seeds)
-    print(f"wrote {output} ({len(runs)} run(s), {prompts} system prompt(s), {len(issues)} file(s) skipped)")
     if not runs:
-        print(f"pytest-evals viz: no runs found under {data_dir}", file=sys.stderr)
+        print(no_runs_message(data_dir), file=sys.stderr)
+        return NO_RUNS
+    output = build_viewer(runs, args.output, source=str(data_dir), partial=args.partial_scores)
+    report(runs, data_dir)
+    skipped = sum(len(run.issues) for run in runs)
+    prompts = sum(len(seed.prompts) for run in runs for seed in run.seeds)
+    print(f"wrote {output} ({len(runs)} run(s), {prompts} system prompt(s), {skipped} file(s) skipped)")
     if args.serve:
         serve(output, args.host, args.port)
+    return 0
+
+
+def run_watch(args: argparse.Namespace, data_dir: Path) -> int:
+    import http.server
+    import threading
+
+    from pytest_evals.redteam.live import LiveViewer
+
+    if not data_dir.is_dir():
+        print(f"pytest-evals viz: {data_dir}: not a directory", file=sys.stderr)
+        return 2
+    if args.interval <= 0:
+        print("pytest-evals viz: --interval must be positive", file=sys.stderr)
+        return 2
+    live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval)
+    live.rebuild()
+    if not live.runs:
+        print(no_runs_message(data_dir), file=sys.stderr)
+        return NO_RUNS
+    report(live.runs, data_dir)
+    server = http.server.ThreadingHTTPServer((args.host, args.port), live.handler())
+    stop = threading.Event()
+
+    def updated(v: LiveViewer) -> None:
+        prompts = sum(len(seed.prompts) for run in v.runs for seed in run.seeds)
+        print(f"updated {v.output} (version {v.version}: {len(v.runs)} run(s), {prompts} system prompt(s))", flush=True)
+
+    watcher = threading.Thread(target=live.watch, args=(stop, updated), daemon=True)
+    watcher.start()
+    print(f"watching {data_dir}; serving {live.output} at http://{args.host}:{server.server_address[1]}/ "
+          "(the page reloads its data; Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        server.server_close()
     return 0
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evals.redteam.loader import RunData, gc_paused, load_data_dir
+from pytest_evals.redteam.scoring import DEFAULT_PARTIAL, PartialScores
 from pytest_evals.redteam.viewdata import build_payload
 
 DATA_ELEMENT_ID = "viz-data"
@@ -47,13 +48,15 @@ def _sha256(text: str) -> str:
 
 
 def render_html(payload: dict[str, Any], title: str = "Red-team runs") -> str:
+    """The page; a payload with ``watch`` set may also fetch from its own origin (live data)."""
     script = _asset("viewer.js")
     style = _asset("viewer.css")
+    connect = "connect-src 'self'; " if payload.get("watch") else ""
     csp = (
         "default-src 'none'; "
         f"script-src '{_sha256(script)}'; "
         f"style-src '{_sha256(style)}'; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
+        f"{connect}img-src data:; base-uri 'none'; form-action 'none'"
     )
     template = _asset("viewer.html")
     return (
@@ -67,17 +70,24 @@ def render_html(payload: dict[str, Any], title: str = "Red-team runs") -> str:
     )
 
 
-def build_viewer(runs: Sequence[RunData], output: str | os.PathLike[str], source: str = "") -> Path:
+def build_viewer(
+    runs: Sequence[RunData],
+    output: str | os.PathLike[str],
+    source: str = "",
+    partial: PartialScores = DEFAULT_PARTIAL,
+) -> Path:
     """Write the viewer for already-loaded runs; returns the output path."""
     from pytest_evals.redteam.store import atomic_write_text
 
     out = Path(output)
     with gc_paused():
-        page = render_html(build_payload(runs, source=source))
+        page = render_html(build_payload(runs, source=source, partial=partial))
     atomic_write_text(out, page)
     return out
 
 
-def build_viewer_from_dir(data_dir: str | os.PathLike[str], output: str | os.PathLike[str]) -> tuple[Path, list[RunData]]:
-    runs = load_data_dir(data_dir)
-    return build_viewer(runs, output, source=str(data_dir)), runs
+def build_viewer_from_dir(
+    data_dir: str | os.PathLike[str], output: str | os.PathLike[str], partial: PartialScores = DEFAULT_PARTIAL
+) -> tuple[Path, list[RunData]]:
+    runs = load_data_dir(data_dir, partial)
+    return build_viewer(runs, output, source=str(data_dir), partial=partial), runs

@@ -34,7 +34,8 @@ def expected_attack(attack: dict[str, Any]) -> dict[str, Any]:
         norms = [r["aux_info"].get("normalized_score") for r in ratings]
         out[f"mr{i}"] = _mean([r["raw_score"] for r in ratings])
         out[f"mn{i}"] = _mean([n for n in norms if n is not None])
-        zs.append(None if None in norms else _mean(norms))
+        # rm-bias's rule (the default): the mean of the normalized scores present
+        zs.append(_mean([n for n in norms if n is not None]))
     out["adv"] = None if None in zs else adversariality(zs[0], zs[1])
     return out
 
@@ -65,8 +66,8 @@ def test_a_large_run_loads_and_shows_the_values_computed_in_python(browser: Any,
     assert len(page.rows(browser, "prompts-table")) == 100  # first page
     assert page.texts(browser, "#prompts-table-box .range") == ["1\u2013100 of 500"]
 
-    # sorted by mean adversarial score, highest first
-    page.click_header(browser, "prompts-table", "Mean Adv Score")
+    # sorted by mean adversarial score, highest first, without a click (rm-bias's default order)
+    assert page.sort_state(browser, "prompts-table") == ("Mean Adv Score", "sorted-desc")
     top = page.rows(browser, "prompts-table")[0]
     best = max(files, key=lambda h: files[h]["mean_score"])
     assert top["hash"][0] == best
@@ -113,7 +114,7 @@ def test_a_large_run_loads_and_shows_the_values_computed_in_python(browser: Any,
     page.click_row(browser, "attacks-table", na_index)
     fulltext = page.texts(browser, "#attack-fulltext pre")
     assert fulltext[0] == attacks[na_index]["user"]
-    assert "N/A (response 1 has no normalized_score from judge-model)" in fulltext
+    assert "N/A (no response has a normalized_score from judge-model)" in fulltext
     assert page.headers(browser, "responses-table") == [
         "Response", "Length", "Raw | rm-small", "Norm | rm-small", "Raw | judge-model", "Norm | judge-model",
     ]
@@ -203,12 +204,13 @@ def test_na_is_shown_where_the_seed_says(browser: Any, tmp_path: Path) -> None:
     no_norm = attack_dict("p", "no normalized scores", [(0.5, None, 6, None)])
     save_system_prompt_stats(run, 0, "p", [one_rater, no_norm], meta={"step": 0, "operation": "init"})
     save_system_prompt_stats(run, 0, "q", [attack_dict("q", "fine", [(0.5, 2.0, 6, -2.0)])], meta={"step": 1, "operation": "init"})
-    (run / "seed_0" / "broken.json").write_text('{"system_prompt": "x", "meta": {"step": 1}, "attacks": []}', encoding="utf-8")
+    # meta without an operation is valid (rm-bias writes meta={}); a step that is not a number is not
+    (run / "seed_0" / "broken.json").write_text('{"system_prompt": "x", "meta": {"step": "one"}, "attacks": []}', encoding="utf-8")
     out = tmp_path / "viz.html"
     assert main(["viz", str(tmp_path / "data"), "-o", str(out)]) == 0
     page.open_viewer(browser, out.as_uri())
     issues = browser.find_element("id", "issues").text
-    assert "broken.json" in issues and "field 'meta.operation'" in issues
+    assert "broken.json" in issues and "field 'meta.step'" in issues
     page.click(browser, "tab-explore")
     by_prompt = {r["sp"][0]: r for r in page.rows(browser, "prompts-table")}
     assert by_prompt["p"]["mean"] == ("N/A", "") and by_prompt["p"]["std"] == ("N/A", "")

@@ -60,3 +60,13 @@ def texts(driver: Any, selector: str) -> list[str]:
 def fmt(value: float | None) -> str:
     """What the viewer shows for a score (3 decimals, N/A when undefined)."""
     return "N/A" if value is None else f"{value:.3f}"
+
+
+def sort_state(driver: Any, table_id: str) -> tuple[str, str] | None:
+    """(header label, "sorted-asc" | "sorted-desc") of the sorted column, None if unsorted."""
+    found = driver.execute_script(
+        "const th = document.querySelector('#' + arguments[0] + ' thead th.sorted-asc, #' + arguments[0] + ' thead th.sorted-desc');"
+        "return th ? [th.textContent, th.className] : null;",
+        table_id,
+    )
+    return None if found is None else (found[0], found[1])

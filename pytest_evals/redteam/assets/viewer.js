@@ -15,7 +15,8 @@
   var SHAPES = ["circle", "square", "triangle", "diamond", "cross", "star"];
 
   var DATA = null;
-  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt" };
+  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt", evoSeed: 0 };
+  var TABS = ["overview", "explore", "analytics", "evolution"];
   // Per-table sort and page, kept across re-renders: id -> {key, dir, page, size}.
   var tableState = {};
 
@@ -98,7 +99,8 @@
   /* opts: id, columns [{key, label, kind: "num"|"int"|"text"|"hash", value(row), display(row)?}],
    * rows (objects with .idx = position in the source list), selected (idx or null), onSelect. */
   function table(opts) {
-    var st = tableState[opts.id] || (tableState[opts.id] = { key: null, dir: 1, page: 0, size: opts.pageSize || 100 });
+    var st = tableState[opts.id] || (tableState[opts.id] = {
+      key: opts.sort ? opts.sort.key : null, dir: opts.sort ? opts.sort.dir : 1, page: 0, size: opts.pageSize || 100 });
     var rows = opts.rows.slice();
     if (st.key !== null) {
       var col = opts.columns.filter(function (c) { return c.key === st.key; })[0];
@@ -166,6 +168,10 @@
           var full = v === null || v === undefined ? "" : String(v);
           td.textContent = c.kind === "hash" ? full : preview(full);
           if (c.kind === "hash") td.className = "hash";
+          if (c.flag) {
+            var why = c.flag(row);
+            if (why) { td.className += " flag"; td.title = why; td.dataset.flag = "1"; td.prepend(el("span", { class: "flagmark", text: "\u26A0 " })); }
+          }
           if (full.length > 140) td.title = full.slice(0, 4000);
         }
         tr.append(td);
@@ -199,7 +205,7 @@
     r.seeds.forEach(function (s) {
       s.prompts.forEach(function (p) {
         c.prompts += 1;
-        c.steps[p.step] = true;
+        if (p.step !== null) c.steps[p.step] = true;
         p.attacks.forEach(function (a) {
           c.attacks += 1;
           c.responses += a.resp.length;
@@ -229,7 +235,8 @@
         card("Attacks", String(c.attacks), "ov-attacks"),
         card("Responses", String(c.responses), "ov-responses"),
         card("Steps", c.stepText, "ov-steps"),
-        card("Raters", r.raters.map(function (x) { return x.name; }).join(", ") || NA, "ov-raters")
+        card("Raters", r.raters.map(function (x) { return x.name; }).join(", ") || NA, "ov-raters"),
+        r.nullRaw ? card("Missing raw scores (null)", String(r.nullRaw), "ov-nullraw") : null
       ])
     );
     var rows = r.seeds.map(function (s, i) {
@@ -238,7 +245,7 @@
       var best = null;
       var attacks = 0;
       s.prompts.forEach(function (p) {
-        steps[p.step] = true;
+        if (p.step !== null) steps[p.step] = true;
         attacks += p.attacks.length;
         if (isNum(p.mean)) { means.push(p.mean); if (best === null || p.mean > best) best = p.mean; }
       });
@@ -258,6 +265,11 @@
       ],
       onSelect: function (i) { state.seed = i; state.prompt = state.attack = state.response = null; showTab("explore"); }
     }));
+    if (r.warnings.length) {
+      var wl = el("ul");
+      r.warnings.forEach(function (w) { wl.append(el("li", { text: w.file + ": " + w.message })); });
+      view.append(el("h3", { text: "Warnings (" + r.warnings.length + ")" }), el("div", { class: "issues", id: "warnings" }, [wl]));
+    }
     if (r.issues.length) {
       var list = el("ul");
       r.issues.forEach(function (iss) {
@@ -323,6 +335,8 @@
     });
     return table({
       id: "prompts-table", rows: rows, selected: state.prompt, pageSize: 100,
+      // rm-bias's default order: mean adversarial score, highest first.
+      sort: { key: "mean", dir: -1 },
       columns: [
         { key: "step", label: "Step", kind: "int", value: function (x) { return x.p.step; } },
         { key: "op", label: "Operation", kind: "text", value: function (x) { return x.p.op; } },
@@ -330,7 +344,8 @@
         { key: "mean", label: "Mean Adv Score", kind: "num", value: function (x) { return x.p.mean; } },
         { key: "std", label: "Std Adv Score", kind: "num", value: function (x) { return x.p.std; } },
         { key: "n", label: "Num Attacks", kind: "int", value: function (x) { return x.p.attacks.length; } },
-        { key: "hash", label: "Hash", kind: "hash", value: function (x) { return x.p.h; } }
+        { key: "hash", label: "Hash", kind: "hash", value: function (x) { return x.p.h; },
+          flag: function (x) { return x.p.hashOk ? null : "the file name is not the md5 of this system prompt"; } }
       ],
       onSelect: function (i) { state.prompt = i; state.attack = state.response = null; refreshExplore(); }
     });
@@ -351,8 +366,11 @@
       el("div", { class: "crumbs" }, [el("span", { text: r.id }), el("span", { text: "seed_" + seed().id }), el("span", { text: p.h })]),
       fullText("prompt-fulltext", [
         { label: "System prompt", text: p.sp, cls: "sp-text" },
-        { label: "Meta", text: "step " + p.step + ", operation " + p.op + (jsonText(p.meta) ? "\n" + jsonText(p.meta) : "") },
-        { label: "File", text: p.file + " (mean/std " + (p.src === "file" ? "from file" : "computed from attacks") + ")" }
+        { label: "Meta", text: "step " + (p.step === null ? NA : p.step) + ", operation " + (p.op === null ? NA : p.op) + (jsonText(p.meta) ? "\n" + jsonText(p.meta) : "") },
+        { label: "File", text: p.file + (p.hashOk ? "" : "\n\u26A0 the file name is not the md5 of this system prompt") },
+        { label: "Scores", text: "mean " + fmt(p.mean) + ", std " + fmt(p.std) + " (computed from the attacks' adversarial scores, as rm-bias's viewer does)" +
+          "\nthe file's mean_score " + fmt(p.fmean) + ", stdev_score " + fmt(p.fstd) +
+          (isNum(p.fmean) && !isNum(p.mean) ? " (rm-bias writes 0.0 when no attack has a score)" : "") }
       ])
     );
     var raters = ratersPresent(p.attacks, function (a, i) { return isNum(a.mr[i]) || isNum(a.mn[i]); });
@@ -388,7 +406,10 @@
     detail.append(fullText("attack-fulltext", [
       { label: "User prompt", text: a.u, cls: "user-text" },
       { label: "System prompt of this attack", text: a.sys },
-      { label: "Adversarial score", text: fmt(a.adv, 6) + (a.advSrc ? " (" + (a.advSrc === "file" ? "from file" : "computed from the default rater pair") + ")" : " (" + (a.advWhy || "missing data") + ")") },
+      { label: "Adversarial score", text: fmt(a.adv, 6) +
+        (a.advSrc === "computed" ? " (computed from the default rater pair)" : a.advSrc === "file" ? " (from the file: " + (a.advWhy || "the ratings give none") + ")" : " (" + (a.advWhy || "missing data") + ")") +
+        (a.advNote ? "\naveraged over the normalized scores present (partial scores 'average', as rm-bias): " + a.advNote : "") +
+        (isNum(a.stored) && a.advSrc === "computed" && Math.abs(a.stored - a.adv) > 1e-9 ? "\nthe file's aux_info.adversarial_score is " + fmt(a.stored, 6) : "") },
       { label: "Attack aux_info", text: jsonText(a.aux) }
     ]));
     var raters = ratersPresent(a.resp, function (x, i) { return isNum(x.raw[i]) || isNum(x.norm[i]); });
@@ -414,8 +435,8 @@
       var x = a.resp[state.response];
       var parts = [{ label: "Response " + (state.response + 1), text: x.a, cls: "response-text" }];
       r.raters.forEach(function (rt, i) {
-        if (!isNum(x.raw[i]) && !(x.why && x.why[i])) return;
-        parts.push({ label: rt.name + " (" + rt.type + "): raw " + fmt(x.raw[i]) + ", normalized " + fmt(x.norm[i]),
+        if (!isNum(x.raw[i]) && !isNum(x.norm[i]) && !(x.why && x.why[i])) return;
+        parts.push({ label: rt.name + " (" + rt.type + "): raw " + (isNum(x.raw[i]) ? fmt(x.raw[i]) : "missing (null)") + ", normalized " + fmt(x.norm[i]),
           text: (x.why && x.why[i]) || "(no reasoning recorded)", cls: "reasoning" });
         if (x.x && x.x[String(i)]) parts.push({ label: rt.name + " aux_info", text: jsonText(x.x[String(i)]) });
       });
@@ -564,16 +585,16 @@
       s.prompts.forEach(function (p, pi) {
         if (ops.indexOf(p.op) < 0) ops.push(p.op);
         if (!isNum(p.mean)) { na += 1; return; }
-        pts.push({ si: si, pi: pi, p: p });
+        pts.push({ si: si, pi: pi, p: p, step: p.step === null ? 0 : p.step });
       });
     });
     if (!pts.length) { box.append(el("p", { class: "muted", text: "No scored system prompts (" + na + " N/A)." })); return box; }
-    var xs = pts.map(function (d) { return d.p.step; }), ys = pts.map(function (d) { return d.p.mean; });
+    var xs = pts.map(function (d) { return d.step; }), ys = pts.map(function (d) { return d.p.mean; });
     var f = frame({ title: "Scores over steps", x: [Math.min.apply(null, xs) - 0.5, Math.max.apply(null, xs) + 0.5], y: [Math.min.apply(null, ys), Math.max.apply(null, ys)], xLabel: "step", yLabel: "mean adversarial score", padY: true,
       xTicks: niceTicks(Math.min.apply(null, xs), Math.max.apply(null, xs), 8).filter(function (t) { return t === Math.round(t); }) });
     var g = svg("g", { class: "points" });
     pts.forEach(function (d) {
-      var node = shapeAt(SHAPES[ops.indexOf(d.p.op) % SHAPES.length], f.sx(d.p.step + jitter(d.p.h)), f.sy(d.p.mean), 4, seedColor(d.si),
+      var node = shapeAt(SHAPES[ops.indexOf(d.p.op) % SHAPES.length], f.sx(d.step + jitter(d.p.h)), f.sy(d.p.mean), 4, seedColor(d.si),
         "seed_" + r.seeds[d.si].id + " step " + d.p.step + " " + d.p.op + ": " + fmt(d.p.mean) + " \u2014 " + preview(d.p.sp, 80));
       node.addEventListener("click", function () { state.seed = d.si; state.prompt = d.pi; state.attack = state.response = null; showTab("explore"); });
       g.append(node);
@@ -632,21 +653,230 @@
     view.append(el("h2", { text: "Analytics: " + r.id }), histogram(r), el("br"), scatter(r), el("br"), population(r));
   }
 
+  // ---------------------------------------------------------------- evolution
+  /* rm-bias's Evolution view: which prompts were in the population at each step (with the
+   * generation recorded for them), the candidates of that step that were not, population
+   * vs non-population scores, and the operations that produced the prompts. A prompt's
+   * score is its mean adversarial score (N/A when none of its attacks has one). */
+  function everInPopulation(s) {
+    var inPop = {};
+    if (s.population) Object.keys(s.population).forEach(function (st) { Object.keys(s.population[st]).forEach(function (h) { inPop[h] = true; }); });
+    return inPop;
+  }
+
+  function promptRows(list, withGeneration, generations) {
+    return list.map(function (d) {
+      return { idx: d.pi, p: d.p, gen: withGeneration ? generations[d.p.h] : null };
+    });
+  }
+
+  function evoTable(id, rows, withGeneration) {
+    var columns = [
+      { key: "hash", label: "Hash", kind: "hash", value: function (x) { return x.p.h; } },
+      { key: "sp", label: "System Prompt", kind: "text", value: function (x) { return x.p.sp; } },
+      { key: "mean", label: "Score", kind: "num", value: function (x) { return x.p.mean; } },
+      { key: "op", label: "Operation", kind: "text", value: function (x) { return x.p.op === null ? "unknown" : x.p.op; } }
+    ];
+    if (withGeneration) columns.push({ key: "gen", label: "Generation", kind: "int", value: function (x) { return x.gen; } });
+    return table({ id: id, rows: rows, selected: null, pageSize: 100, sort: { key: "mean", dir: -1 }, columns: columns,
+      onSelect: function (i) { state.seed = state.evoSeed; state.prompt = i; state.attack = state.response = null; showTab("explore"); } });
+  }
+
+  function timeline(s) {
+    var box = el("div", { id: "evo-timeline" });
+    box.append(el("h3", { text: "Population timeline of seed_" + s.id }));
+    if (!s.population || !Object.keys(s.population).length) {
+      box.append(el("p", { class: "muted", text: "No population_history.json for this seed." }));
+      return box;
+    }
+    var byHash = {};
+    s.prompts.forEach(function (p, pi) { byHash[p.h] = { p: p, pi: pi }; });
+    var steps = Object.keys(s.population).map(Number).sort(function (a, b) { return a - b; });
+    steps.forEach(function (st, k) {
+      var members = s.population[String(st)];
+      var hashes = Object.keys(members);
+      var found = hashes.filter(function (h) { return byHash[h]; }).map(function (h) { return byHash[h]; });
+      var details = el("details", { id: "evo-step-" + st, class: "evo-step", dataset: { step: st } });
+      if (k === steps.length - 1) details.open = true;
+      details.append(el("summary", { text: "Step " + st + " \u2014 population size " + hashes.length }));
+      if (!hashes.length) details.append(el("p", { class: "muted", text: "No prompts in the population at this step." }));
+      else details.append(evoTable("evo-pop-" + st, promptRows(found, true, members), true));
+      if (found.length < hashes.length) details.append(el("p", { class: "muted", text: (hashes.length - found.length) + " member(s) have no system prompt file in this seed" }));
+      var candidates = [];
+      s.prompts.forEach(function (p, pi) { if (p.step === st && !(p.h in members)) candidates.push({ p: p, pi: pi }); });
+      if (candidates.length) {
+        details.append(el("h4", { text: "Non-population candidates generated at this step (" + candidates.length + ")" }));
+        details.append(evoTable("evo-cand-" + st, promptRows(candidates, false, {}), false));
+      }
+      box.append(details);
+    });
+    return box;
+  }
+
+  function popScatter(r) {
+    var box = el("div", { class: "chart", id: "pop-scatter-chart" });
+    box.append(el("h3", { text: "Scores: population vs non-population (colour: ever in the population, shape: operation)" }));
+    var ops = [], pts = [], na = 0;
+    r.seeds.forEach(function (s, si) {
+      var inPop = everInPopulation(s);
+      s.prompts.forEach(function (p, pi) {
+        var op = p.op === null ? "unknown" : p.op;
+        if (ops.indexOf(op) < 0) ops.push(op);
+        if (!isNum(p.mean)) { na += 1; return; }
+        pts.push({ si: si, pi: pi, p: p, op: op, pop: !!inPop[p.h], step: p.step === null ? 0 : p.step });
+      });
+    });
+    if (!pts.length) { box.append(el("p", { class: "muted", text: "No scored system prompts (" + na + " N/A)." })); return box; }
+    var xs = pts.map(function (d) { return d.step; }), ys = pts.map(function (d) { return d.p.mean; });
+    var f = frame({ title: "Population vs non-population", x: [Math.min.apply(null, xs) - 0.5, Math.max.apply(null, xs) + 0.5], y: [Math.min.apply(null, ys), Math.max.apply(null, ys)], xLabel: "step", yLabel: "mean adversarial score", padY: true,
+      xTicks: niceTicks(Math.min.apply(null, xs), Math.max.apply(null, xs), 8).filter(function (t) { return t === Math.round(t); }) });
+    var g = svg("g", { class: "points" });
+    pts.forEach(function (d) {
+      var node = shapeAt(SHAPES[ops.indexOf(d.op) % SHAPES.length], f.sx(d.step + jitter(d.p.h)), f.sy(d.p.mean), 4, d.pop ? COLORS[0] : COLORS[1],
+        (d.pop ? "population" : "not in population") + ": seed_" + r.seeds[d.si].id + " step " + d.step + " " + d.op + ": " + fmt(d.p.mean) + " \u2014 " + preview(d.p.sp, 80));
+      node.setAttribute("data-pop", d.pop ? "1" : "0");
+      node.addEventListener("click", function () { state.seed = d.si; state.prompt = d.pi; state.attack = state.response = null; showTab("explore"); });
+      g.append(node);
+    });
+    f.svg.append(g);
+    box.append(f.svg, legend([{ color: COLORS[0], label: "in the population at some step" }, { color: COLORS[1], label: "never in the population" }]),
+      legend(ops.map(function (o, i) { return { shape: SHAPES[i % SHAPES.length], label: o }; })));
+    if (na) box.append(el("p", { class: "muted", text: na + " system prompts with N/A mean not shown" }));
+    return box;
+  }
+
+  function operationStats(r) {
+    var byOp = {}, order = [];
+    r.seeds.forEach(function (s) {
+      s.prompts.forEach(function (p) {
+        var op = p.op === null ? "unknown" : p.op;
+        if (!byOp[op]) { byOp[op] = { op: op, n: 0, scores: [] }; order.push(op); }
+        byOp[op].n += 1;
+        if (isNum(p.mean)) byOp[op].scores.push(p.mean);
+      });
+    });
+    return order.map(function (op) { var o = byOp[op]; return { op: op, n: o.n, mean: mean(o.scores), scored: o.scores.length }; });
+  }
+
+  function pie(stats) {
+    var box = el("div", { class: "chart", id: "ops-pie" });
+    box.append(el("h3", { text: "Distribution of operations" }));
+    var total = stats.reduce(function (t, o) { return t + o.n; }, 0);
+    var W = 300, R = 110, cx = 150, cy = 125;
+    var root = svg("svg", { width: W, height: 250, viewBox: "0 0 " + W + " 250", role: "img" }, [svg("title", { text: "Distribution of operations" })]);
+    var angle = -Math.PI / 2;
+    stats.forEach(function (o, i) {
+      var frac = o.n / total, label = o.op + ": " + o.n + " (" + (100 * frac).toFixed(1) + "%)", node;
+      if (frac >= 1) node = svg("circle", { cx: cx, cy: cy, r: R });
+      else {
+        var a2 = angle + frac * 2 * Math.PI;
+        var large = frac > 0.5 ? 1 : 0;
+        node = svg("path", { d: "M" + cx + "," + cy + " L" + (cx + R * Math.cos(angle)).toFixed(2) + "," + (cy + R * Math.sin(angle)).toFixed(2) +
+          " A" + R + "," + R + " 0 " + large + " 1 " + (cx + R * Math.cos(a2)).toFixed(2) + "," + (cy + R * Math.sin(a2)).toFixed(2) + " Z" });
+        angle = a2;
+      }
+      node.setAttribute("fill", COLORS[i % COLORS.length]);
+      node.setAttribute("class", "slice");
+      node.setAttribute("data-op", o.op);
+      node.setAttribute("data-count", String(o.n));
+      node.append(svg("title", { text: label }));
+      root.append(node);
+    });
+    box.append(root, legend(stats.map(function (o, i) { return { color: COLORS[i % COLORS.length], label: o.op + " (" + o.n + ")" }; })));
+    return box;
+  }
+
+  function opBars(stats) {
+    var box = el("div", { class: "chart", id: "ops-bar" });
+    box.append(el("h3", { text: "Mean score by operation" }));
+    var rows = stats.filter(function (o) { return isNum(o.mean); }).sort(function (a, b) { return b.mean - a.mean; });
+    if (!rows.length) { box.append(el("p", { class: "muted", text: "No scored system prompts." })); return box; }
+    var lo = Math.min(0, Math.min.apply(null, rows.map(function (o) { return o.mean; })));
+    var hi = Math.max(0, Math.max.apply(null, rows.map(function (o) { return o.mean; })));
+    var f = frame({ title: "Mean score by operation", width: 460, height: 260, x: [0, rows.length], y: [lo, hi], xLabel: "operation", yLabel: "mean score", padY: true, xTicks: [] });
+    var g = svg("g", { class: "bars" });
+    var slot = (f.sx(1) - f.sx(0));
+    rows.forEach(function (o, i) {
+      var x = f.sx(i) + slot * 0.15, y0 = f.sy(0), y1 = f.sy(o.mean);
+      var rect = svg("rect", { x: x, y: Math.min(y0, y1), width: slot * 0.7, height: Math.max(1, Math.abs(y1 - y0)), fill: COLORS[stats.indexOf(o) % COLORS.length], "data-op": o.op, "data-mean": String(o.mean) },
+        [svg("title", { text: o.op + ": mean " + fmt(o.mean) + " over " + o.scored + " scored prompt(s)" })]);
+      g.append(rect, svg("text", { x: x + slot * 0.35, y: f.H - f.m.b + 14, "text-anchor": "middle", text: preview(o.op, 16) }));
+    });
+    f.svg.append(g);
+    box.append(f.svg);
+    return box;
+  }
+
+  function renderEvolution() {
+    var view = clear(document.getElementById("view-evolution"));
+    var r = run();
+    if (!r || !r.seeds.length) { view.append(el("p", { class: "muted", text: "This run has no seeds." })); return; }
+    if (state.evoSeed >= r.seeds.length) state.evoSeed = 0;
+    var seedSel = el("select", { id: "evo-seed-picker", onchange: function (ev) { state.evoSeed = Number(ev.target.value); renderEvolution(); } });
+    r.seeds.forEach(function (s, i) {
+      var o = el("option", { value: i, text: "seed_" + s.id + (s.population ? " (" + Object.keys(s.population).length + " steps)" : " (no population history)") });
+      if (i === state.evoSeed) o.selected = true;
+      seedSel.append(o);
+    });
+    var stats = operationStats(r);
+    view.append(el("h2", { text: "Evolution: " + r.id }), popScatter(r), el("br"),
+      el("div", { class: "subcharts", id: "ops-charts" }, [pie(stats), opBars(stats)]),
+      el("div", { class: "controls" }, [el("label", {}, ["Seed ", seedSel])]), timeline(r.seeds[state.evoSeed]));
+  }
+
+  // ---------------------------------------------------------------- live data (pytest-evals viz --watch)
+  /* The server answers "version" and "data.json"; when the version moves, the new data
+   * replaces the old and the current tab is drawn again with the same selections. */
+  function applyData(next) {
+    DATA = next;
+    var picker = clear(document.getElementById("run-picker"));
+    DATA.runs.forEach(function (r, i) { picker.append(el("option", { value: i, text: r.id })); });
+    if (state.run >= DATA.runs.length) { state.run = 0; state.seed = 0; state.prompt = state.attack = state.response = null; }
+    picker.value = String(state.run);
+    var s = seed();
+    if (!s) state.seed = 0;
+    if (state.prompt !== null && !(seed() && seed().prompts[state.prompt])) state.prompt = state.attack = state.response = null;
+    showLabel();
+    var y = window.scrollY;
+    showTab(state.tab);
+    window.scrollTo(0, y);
+    document.documentElement.dataset.version = String(DATA.version);
+  }
+
+  function showLabel() {
+    document.getElementById("generated").textContent = (DATA.watch ? "live, version " + DATA.version + ", updated " : "generated ") + DATA.generated + (DATA.source ? " from " + DATA.source : "");
+    document.getElementById("partial-mode").textContent = "partial scores: " + (DATA.partial === "na" ? "na (N/A when any is missing)" : "average of those present (rm-bias)");
+  }
+
+  function startWatching() {
+    if (!DATA.watch || !/^https?:$/.test(location.protocol) || !window.fetch) return;
+    var busy = false;
+    setInterval(function () {
+      if (busy) return;
+      busy = true;
+      fetch("version", { cache: "no-store" }).then(function (resp) { return resp.text(); }).then(function (v) {
+        if (Number(v) === DATA.version) return null;
+        return fetch("data.json", { cache: "no-store" }).then(function (resp) { return resp.json(); }).then(applyData);
+      }).catch(function () { /* the server stopped: keep showing the last data */ }).then(function () { busy = false; });
+    }, Math.max(0.5, DATA.watch) * 1000);
+  }
+
   // ---------------------------------------------------------------- navigation
   function showTab(name) {
     state.tab = name;
-    ["overview", "explore", "analytics"].forEach(function (t) {
+    TABS.forEach(function (t) {
       document.getElementById("view-" + t).hidden = t !== name;
       document.getElementById("tab-" + t).className = t === name ? "active" : "";
     });
     window.scrollTo(0, 0);
     if (name === "overview") renderOverview();
     else if (name === "explore") renderExplore();
+    else if (name === "evolution") renderEvolution();
     else renderAnalytics();
   }
 
   function selectRun(i) {
-    state.run = i; state.seed = 0; state.prompt = state.attack = state.response = null; state.filter = "";
+    state.run = i; state.seed = 0; state.evoSeed = 0; state.prompt = state.attack = state.response = null; state.filter = "";
     tableState = {};
     document.getElementById("run-picker").value = String(i);
     showTab(state.tab);
@@ -654,7 +884,8 @@
 
   function init() {
     DATA = JSON.parse(document.getElementById("viz-data").textContent);
-    document.getElementById("generated").textContent = "generated " + DATA.generated + (DATA.source ? " from " + DATA.source : "");
+    showLabel();
+    document.documentElement.dataset.version = String(DATA.version || 0);
     var picker = document.getElementById("run-picker");
     DATA.runs.forEach(function (r, i) { picker.append(el("option", { value: i, text: r.id })); });
     picker.addEventListener("change", function (ev) { selectRun(Number(ev.target.value)); });
@@ -662,6 +893,7 @@
       b.addEventListener("click", function () { showTab(b.dataset.tab); });
     });
     showTab("overview");
+    startWatching();
     // Milliseconds from navigation start to a rendered page (read by bench/bench_viewer.py).
     document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
     document.documentElement.dataset.ready = "1";
