@@ -160,10 +160,16 @@ def compute_adversarial_score(attack: Attack, partial: PartialScores = DEFAULT_P
 
 
 def attack_adversarial_score(attack: Attack, partial: PartialScores = DEFAULT_PARTIAL) -> float | None:
-    """The score computed from the ratings (as rm-bias's viewer does); the stored
-    ``aux_info.adversarial_score`` only when the ratings cannot give one."""
+    """The score computed from the ratings, as rm-bias's viewer does (it ignores stored values).
+
+    The stored ``aux_info.adversarial_score`` is used only for an attack written without
+    responses, where there is nothing to compute from; otherwise N/A stays N/A, so the
+    "na" rule is not undone by a score the writer computed under another rule.
+    """
     computed = compute_adversarial_score(attack, partial)
-    return computed if computed is not None else attack.aux_info.adversarial_score
+    if computed is None and not attack.responses:
+        return attack.aux_info.adversarial_score
+    return computed
 
 
 def score_stats(scores: Iterable[float | None]) -> tuple[float | None, float | None]:
