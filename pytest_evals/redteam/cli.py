@@ -95,11 +95,13 @@ def run_watch(args: argparse.Namespace, data_dir: Path) -> int:
     if args.interval <= 0:
         print("pytest-evals viz: --interval must be positive", file=sys.stderr)
         return 2
-    live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval)
-    live.rebuild()
-    if not live.runs:
+    from pytest_evals.redteam.loader import find_runs
+
+    if not any(True for _ in find_runs(data_dir)):
         print(no_runs_message(data_dir), file=sys.stderr)
         return NO_RUNS
+    live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval)
+    live.rebuild()
     report(live.runs, data_dir)
     server = http.server.ThreadingHTTPServer((args.host, args.port), live.handler())
     stop = threading.Event()

@@ -94,3 +94,17 @@ def test_viz_serve_serves_the_same_file_on_loopback(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_viz_watch_with_no_run_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "data").mkdir()
+    assert main(["viz", str(tmp_path / "data"), "--watch", "--port", "0", "-o", str(tmp_path / "v.html")]) == 1
+    assert not (tmp_path / "v.html").exists()
+    assert "no runs found under" in capsys.readouterr().err
+
+
+def test_the_live_page_may_fetch_from_its_own_origin_only_when_watching() -> None:
+    still = render_html({"v": 2, "generated": "now", "source": "", "runs": [], "watch": None})
+    live = render_html({"v": 2, "generated": "now", "source": "", "runs": [], "watch": 2.0})
+    assert "connect-src" not in still
+    assert "connect-src 'self'" in live

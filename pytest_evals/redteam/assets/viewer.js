@@ -828,14 +828,22 @@
   /* The server answers "version" and "data.json"; when the version moves, the new data
    * replaces the old and the current tab is drawn again with the same selections. */
   function applyData(next) {
+    // Selections are kept by identity (run id, seed id, prompt hash): new files may shift positions.
+    var old = { run: run() ? run().id : null, seed: seed() ? seed().id : null, evo: run() && run().seeds[state.evoSeed] ? run().seeds[state.evoSeed].id : null,
+      prompt: promptObj() ? promptObj().h : null };
     DATA = next;
     var picker = clear(document.getElementById("run-picker"));
     DATA.runs.forEach(function (r, i) { picker.append(el("option", { value: i, text: r.id })); });
-    if (state.run >= DATA.runs.length) { state.run = 0; state.seed = 0; state.prompt = state.attack = state.response = null; }
+    var ri = DATA.runs.map(function (r) { return r.id; }).indexOf(old.run);
+    if (ri !== state.run) { state.run = ri < 0 ? 0 : ri; tableState = {}; }
     picker.value = String(state.run);
-    var s = seed();
-    if (!s) state.seed = 0;
-    if (state.prompt !== null && !(seed() && seed().prompts[state.prompt])) state.prompt = state.attack = state.response = null;
+    var r = run();
+    var ids = r ? r.seeds.map(function (s) { return s.id; }) : [];
+    state.seed = Math.max(0, ids.indexOf(old.seed));
+    state.evoSeed = Math.max(0, ids.indexOf(old.evo));
+    var pi = seed() && old.prompt !== null ? seed().prompts.map(function (p) { return p.h; }).indexOf(old.prompt) : -1;
+    if (pi < 0) state.prompt = state.attack = state.response = null;
+    else state.prompt = pi;
     showLabel();
     var y = window.scrollY;
     showTab(state.tab);
