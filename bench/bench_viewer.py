@@ -84,6 +84,13 @@ def explore_time(driver: Any) -> float:
     return time.perf_counter() - t0
 
 
+def evolution_time(driver: Any) -> float:
+    """Seconds to open the Evolution tab (scatter, operations charts, population timeline)."""
+    t0 = time.perf_counter()
+    driver.execute_script("document.getElementById('tab-evolution').click();")
+    return time.perf_counter() - t0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=1000)
@@ -109,9 +116,11 @@ def main() -> int:
             driver.get(large["html"].as_uri())
             wait_until(driver, "return document.documentElement.dataset.ready === '1'", timeout=120)
             large_explore = explore_time(driver)
+            large_evolution = evolution_time(driver)
             driver.get(small["html"].as_uri())
             wait_until(driver, "return document.documentElement.dataset.ready === '1'", timeout=120)
             small_explore = explore_time(driver)
+            small_evolution = evolution_time(driver)
         finally:
             driver.quit()
 
@@ -125,6 +134,7 @@ def main() -> int:
         ("open in Chromium, wall (s)", statistics.median(small_wall), statistics.median(large_wall)),
         ("open in Chromium, in page (s)", statistics.median(small_page), statistics.median(large_page)),
         ("explore tab + sort (s)", small_explore, large_explore),
+        ("evolution tab (s)", small_evolution, large_evolution),
     ]
     print(f"{'':32} {'baseline':>10} {'large':>10} {'ratio':>8}")
     for name, a, b in rows:

@@ -29,7 +29,7 @@ from pytest_evals.redteam.schema import (
 from pytest_evals.redteam.scoring import (
     DEFAULT_PARTIAL,
     PartialScores,
-    attack_adversarial_score,
+    compute_adversarial_score,
     score_stats,
 )
 
@@ -72,6 +72,8 @@ class PromptRecord:
     stdev_score: float | None
     #: The rule used for partially missing normalized scores ("average" or "na").
     partial: PartialScores = DEFAULT_PARTIAL
+    #: Per attack: whether the score was computed from the ratings (else stored or N/A).
+    computed: list[bool] = field(default_factory=list)
 
     @property
     def file_mean(self) -> float | None:
@@ -166,9 +168,13 @@ def load_prompt_file(path: Path, partial: PartialScores = DEFAULT_PARTIAL) -> Pr
         stats = SystemPromptStats.model_validate(raw)
     except ValidationError as exc:
         raise LoadError(_issue_from_validation(path, exc)) from None
-    scores = [attack_adversarial_score(a, partial) for a in stats.attacks]
+    computed = [compute_adversarial_score(a, partial) for a in stats.attacks]
+    scores = [
+        c if c is not None or a.responses else a.aux_info.adversarial_score
+        for a, c in zip(stats.attacks, computed, strict=True)
+    ]
     mean, stdev = score_stats(scores)
-    return PromptRecord(path.stem, path, stats, scores, mean, stdev, partial)
+    return PromptRecord(path.stem, path, stats, scores, mean, stdev, partial, [c is not None for c in computed])
 
 
 class LoadError(Exception):

@@ -31,16 +31,14 @@ from typing import Any
 
 from pytest_evals.redteam.convert import hash_system_prompt
 from pytest_evals.redteam.loader import PromptRecord, RunData, SeedData
-from pytest_evals.redteam.schema import Attack, RatedResponse, dump
+from pytest_evals.redteam.schema import Attack, RatedResponse, Rating, dump
 from pytest_evals.redteam.scoring import (
     DEFAULT_PARTIAL,
     PartialScores,
-    compute_adversarial_score,
     missing_reason,
     partial_note,
     present_normalized,
     present_raw,
-    rating_of,
 )
 
 PAYLOAD_VERSION = 2
@@ -72,8 +70,11 @@ def response_values(response: RatedResponse, names: Sequence[str]) -> dict[str, 
     norm: list[float | None] = []
     why: list[str | None] = []
     extra: dict[str, Any] = {}
+    first: dict[str, Rating] = {}
+    for given in response.ratings:
+        first.setdefault(given.rater.model_name, given)  # the first rating per rater, as rating_of
     for i, name in enumerate(names):
-        rating = rating_of(response, name)
+        rating = first.get(name)
         raw.append(_num(rating.raw_score) if rating else None)
         norm.append(_num(rating.aux_info.normalized_score) if rating else None)
         why.append(rating.aux_info.reasoning if rating else None)
@@ -90,10 +91,11 @@ def response_values(response: RatedResponse, names: Sequence[str]) -> dict[str, 
 
 
 def attack_values(
-    attack: Attack, record_prompt: str, adv: float | None, names: Sequence[str], partial: PartialScores
+    attack: Attack, record_prompt: str, adv: float | None, names: Sequence[str], partial: PartialScores, computed: bool
 ) -> dict[str, Any]:
     responses = [response_values(r, names) for r in attack.responses]
-    computed = compute_adversarial_score(attack, partial) is not None
+    # partial_note walks the ratings again: only worth it when some normalized score is missing.
+    gaps = any(v is None for r in responses for v in r["norm"])
     aux = {k: v for k, v in dump(attack.aux_info).items() if k != "adversarial_score"}
     return {
         "sys": None if attack.system == record_prompt else attack.system,
@@ -101,7 +103,7 @@ def attack_values(
         "adv": _num(adv),
         "advSrc": None if adv is None else ("computed" if computed else "file"),
         "advWhy": missing_reason(attack, partial) if not computed else None,
-        "advNote": partial_note(attack) if computed and partial == "average" else None,
+        "advNote": partial_note(attack) if computed and gaps and partial == "average" else None,
         "stored": _num(attack.aux_info.adversarial_score),
         "aux": aux,
         # rm-bias's columns: every value the rater gave on the attack, null ones left out.
@@ -131,8 +133,8 @@ def prompt_values(record: PromptRecord, run_path: Any, names: Sequence[str]) -> 
         "fstd": _num(record.file_stdev),
         "hashOk": record.hash_ok,
         "attacks": [
-            attack_values(a, stats.system_prompt, adv, names, record.partial)
-            for a, adv in zip(stats.attacks, record.adversarial_scores, strict=True)
+            attack_values(a, stats.system_prompt, adv, names, record.partial, computed)
+            for a, adv, computed in zip(stats.attacks, record.adversarial_scores, record.computed, strict=True)
         ],
     }
 
