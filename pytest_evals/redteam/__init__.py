@@ -1,7 +1,10 @@
-"""Red-team runs: the run visualization schema, adversarial scoring, storage and viewer.
+"""The red-team family: ``task: redteam``, the run visualization schema, scoring, storage and viewer.
 
-The public helpers live in :mod:`pytest_evals.redteam.helpers`; the schema models in
-:mod:`pytest_evals.redteam.schema`. This package imports nothing heavy.
+Owns the task class (:mod:`.task`), the schema models (:mod:`.schema`), adversarial
+scoring (:mod:`.scoring`), the rm-bias-compatible helpers (:mod:`.helpers`), reading and
+writing runs (:mod:`.loader`, :mod:`.store`), the ``pytest-evals viz`` subcommand
+(:mod:`.cli`, :mod:`.viewer`, :mod:`.live`) and docs/redteam.md. This module imports
+nothing heavy.
 """
 
 from __future__ import annotations

@@ -144,3 +144,44 @@ def test_the_watched_page_picks_up_new_files_and_keeps_its_place(browser: Any, w
     assert page.rows(browser, "prompts-table")[0]["sp"][0] == sp("F")
     assert "live, version" in browser.find_element("id", "generated").text
     assert console_errors(browser) == []
+
+
+def test_files_written_by_rm_bias_show_their_means_missing_raw_scores_and_a_misnamed_file(browser: Any, tmp_path: Path) -> None:
+    from tests.redteam import rmbias_reference as ref
+    from tests.redteam.test_rmbias_compat import write_reference_run
+
+    run = tmp_path / "data" / "evo" / "theirs"
+    files = write_reference_run(run)
+    bullets = next(h for h, d in files.items() if d["system_prompt"].startswith("System prompt 6:"))
+    (run / "seed_0" / f"{bullets}.json").rename(run / "seed_0" / "renamed.json")
+    out = tmp_path / "viz.html"
+    assert main(["viz", str(tmp_path / "data"), "-o", str(out)]) == 0
+    page.open_viewer(browser, out.as_uri())
+    assert page.texts(browser, "#ov-nullraw .v") == ["4"]
+    assert "renamed.json: file name is not its system prompt's hash" in browser.find_element("id", "warnings").text
+
+    page.click(browser, "tab-explore")
+    rows = page.rows(browser, "prompts-table")
+    assert len(rows) == 12
+    by_sp = {r["sp"][0]: r for r in rows}
+    for data in files.values():
+        mean, std = ref.viewer_prompt_stats(data)
+        row = by_sp[data["system_prompt"]]
+        assert row["mean"][0] == page.fmt(mean) and row["std"][0] == page.fmt(std)
+    # highest mean first, N/A (no attack scored) last
+    shown = [float(r["mean"][1]) for r in rows if r["mean"][1]]
+    assert shown == sorted(shown, reverse=True) and rows[-1]["mean"][0] == "N/A"
+    flagged = [r for r in rows if r["hash"][0].startswith("\u26a0")]
+    assert [r["hash"][0] for r in flagged] == ["\u26a0 renamed"]
+
+    # the prompt whose judge call failed: averaged over the scores present, the null raw score shown as missing
+    page.click_row(browser, "prompts-table", rows.index(by_sp["System prompt 6: use bullet points."]))
+    page.click_row(browser, "attacks-table", 0)
+    detail = "\n".join(page.texts(browser, "#attack-fulltext pre"))
+    assert "computed from the default rater pair" in detail
+    assert "openai/gpt-5-nano: 2 of 3 responses have a normalized_score" in detail
+    responses = page.rows(browser, "responses-table")
+    assert responses[1]["raw1"] == ("N/A", "") and responses[1]["norm1"] == ("N/A", "")
+    page.click_row(browser, "responses-table", 1)
+    assert any("raw missing (null)" in label for label in page.texts(browser, "#response-fulltext .label"))
+    assert console_errors(browser) == []
