@@ -39,15 +39,16 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run_viz)
 
 
-def report(runs: list[RunData], data_dir: Path) -> None:
+def report(runs: list[RunData]) -> None:
+    """Skipped files and files whose name is not their prompt's hash, on stderr."""
+    from pytest_evals.redteam.convert import hash_system_prompt
+
     for run in runs:
         for issue in run.issues:
             print(f"skipped {issue}", file=sys.stderr)
         for seed in run.seeds:
             for record in seed.prompts:
                 if not record.hash_ok:
-                    from pytest_evals.redteam.convert import hash_system_prompt
-
                     expected = hash_system_prompt(record.stats.system_prompt)
                     print(f"warning: {record.path}: file name is not its system prompt's hash "
                           f"(expected {expected}.json)", file=sys.stderr)
@@ -74,7 +75,7 @@ def run_viz(args: argparse.Namespace) -> int:
         print(no_runs_message(data_dir), file=sys.stderr)
         return NO_RUNS
     output = build_viewer(runs, args.output, source=str(data_dir), partial=args.partial_scores)
-    report(runs, data_dir)
+    report(runs)
     skipped = sum(len(run.issues) for run in runs)
     prompts = sum(len(seed.prompts) for run in runs for seed in run.seeds)
     print(f"wrote {output} ({len(runs)} run(s), {prompts} system prompt(s), {skipped} file(s) skipped)")
@@ -102,7 +103,7 @@ def run_watch(args: argparse.Namespace, data_dir: Path) -> int:
         return NO_RUNS
     live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval)
     live.rebuild()
-    report(live.runs, data_dir)
+    report(live.runs)
     server = http.server.ThreadingHTTPServer((args.host, args.port), live.handler())
     stop = threading.Event()
 
