@@ -178,7 +178,7 @@ def table(data_dir: Path) -> OfficialTable:
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[FakeOpenAI, Recorder]]:
     recorder = Recorder()
-    with FakeOpenAI(responder=recorder) as srv:  # type: ignore[arg-type]
+    with FakeOpenAI(responder=recorder) as srv:
         yield srv, recorder
 
 

@@ -36,7 +36,7 @@ class Mumbler:
 @pytest.fixture(scope="module")
 def mumbler() -> Iterator[tuple[FakeOpenAI, Mumbler]]:
     judge = Mumbler()
-    with FakeOpenAI(responder=judge) as srv:  # type: ignore[arg-type]
+    with FakeOpenAI(responder=judge) as srv:
         yield srv, judge
 
 
