@@ -1,6 +1,10 @@
 """Benchmark: the whole HaluEval benchmark (35,000 items) as one pytest run.
 
-    python bench/bench_halueval.py [--data-dir DIR] [--items N] [--latency 0.1] [--concurrency 64] [--repeat 3]
+    python bench/bench_halueval.py [--data-dir DIR] [--items N] [--latency 0.1] [--concurrency 64] [--repeat 3] [--official]
+
+``--official`` runs the official protocol (``prompts: official``, ``parse: official``,
+``accuracy_denominator: all``): longer prompts (the few-shot instruction files), same
+item count.
 
 Three comparisons, each against a baseline measured in the same script:
 
@@ -38,6 +42,7 @@ task: halueval
 data_dir: {data_dir}
 general_version: v2023-05-26
 {sample}
+{protocol}
 """
 
 INI = "[pytest]\naddopts = -p no:cacheprovider\n"
@@ -57,8 +62,8 @@ def run_measured(cmd: list[str], cwd: Path, log: Path) -> tuple[float, float, in
 
 def request_bodies(suite_path: Path, model: str) -> list[dict[str, Any]]:
     """The bodies the suite's items send (built with the task's own prompt code)."""
+    from pytest_evals.halueval.task import HaluEval
     from pytest_evals.suite import load_suite
-    from pytest_evals.tasks.halueval import HaluEval
 
     suite = load_suite(suite_path, suite_path.name)
     task = HaluEval(suite)
@@ -102,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3, help="alternating cached/trivial runs (best of each)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--official", action="store_true", help="the official protocol (prompts, parse, accuracy)")
     args = parser.parse_args(argv)
 
     from pytest_evals.testing.fake_openai import spawn_fake_openai
@@ -110,7 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     (work / "pytest.ini").write_text(INI, encoding="utf-8")
     sample = f"sample: {args.items}" if args.items else ""
     suite = work / "halueval.eval.yaml"
-    suite.write_text(SUITE.format(data_dir=Path(args.data_dir).resolve(), sample=sample), encoding="utf-8")
+    protocol = "prompts: official\nparse: official\naccuracy_denominator: all" if args.official else ""
+    suite.write_text(
+        SUITE.format(data_dir=Path(args.data_dir).resolve(), sample=sample, protocol=protocol), encoding="utf-8"
+    )
 
     print(f"work folder: {work}")
     start = time.perf_counter()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 COMMANDS: tuple[str, ...] = (
     "pytest_evals.redteam.cli",
-    "pytest_evals.tasks.halueval_cli",
+    "pytest_evals.halueval.cli",
     "pytest_evals.compare",
     "pytest_evals.reports.rescore",
 )

@@ -61,7 +61,7 @@ def parse_dialogue(history: str) -> list[Turn]:
 
 
 def render_dialogue(turns: list[Turn]) -> str:
-    """The history string in the official format (what the prompt shows)."""
+    """Turns given as a list (Hub or seed-format data) in the official string format."""
     names = {v: k for k, v in SPEAKERS.items()}
     return " ".join(f"[{names[t.role]}]: {t.content}" for t in turns)
 
@@ -86,6 +86,9 @@ class HaluEvalItem(BaseModel):
     knowledge: str | None = None
     context: str | None = None
     dialogue_history: list[Turn] | None = None
+    #: The history exactly as the record wrote it (the official file's one string, with
+    #: its spacing): prompts show this, the turns are for validation and ``question``.
+    dialogue_history_raw: str | None = None
     right_answer: str | None = None
     hallucinated_answer: str | None = None
     response: str | None = None
@@ -124,3 +127,9 @@ class HaluEvalItem(BaseModel):
     @property
     def paired(self) -> bool:
         return self.task_type in PAIRED_TASKS
+
+    def history_text(self) -> str:
+        """The dialogue history as prompts show it: the record's own string when it had one."""
+        if self.dialogue_history_raw is not None:
+            return self.dialogue_history_raw
+        return render_dialogue(self.dialogue_history or [])

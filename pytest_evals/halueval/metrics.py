@@ -1,9 +1,18 @@
 """HaluEval metrics: confusion counts, accuracy/precision/recall/F1 and trivial baselines.
 
 Hallucination is the positive class: "Yes" on a hallucinated output is a true
-positive. A verdict-less reply (strict parsing) is wrong whatever the truth, so it is
-counted as the opposite of the truth (a false negative on a hallucinated output, a
-false positive on a faithful one); that keeps accuracy = (TP + TN) / n.
+positive. A verdict-less reply (strict or official parsing) is wrong whatever the
+truth, so it is counted as the opposite of the truth (a false negative on a
+hallucinated output, a false positive on a faithful one); that keeps
+accuracy = (TP + TN) / n.
+
+Items whose judge request failed after its retries have no reply. By default
+(``accuracy_denominator: judged``) they leave every metric and are counted as
+``errored``; with ``accuracy_denominator: all`` they are counted like a verdict-less
+reply, so accuracy = correct / all items, the official script's figure.
+
+``unparseable`` and ``unparseable_rate`` (of the judged items) sit at the top of the
+tree too, so a gate ``unparseable_rate: {max: 0.05}`` needs no path.
 
 The baselines are computed on the same items so a reader can judge a score:
 always-Yes, always-No, and the length rule (a pair's longer output is called
@@ -16,11 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pytest_evals import stats
 from pytest_evals.aggregate import Metric, MetricTree, count, proportion
 from pytest_evals.halueval.items import TASK_TYPES
+
+#: What accuracy divides by: the items the judge answered, or all items of the suite.
+Denominator = Literal["judged", "all"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,8 @@ class Outcome:
     ambiguous: bool = False
     shown_len: int = 0
     other_len: int | None = None  # the other output of a pair; None for general
+    #: The judge request failed after its retries (no reply, no verdict).
+    errored: bool = False
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Outcome:
@@ -45,6 +59,7 @@ class Outcome:
             ambiguous=bool(data.get("ambiguous", False)),
             shown_len=int(data.get("shown_len", 0)),
             other_len=data.get("other_len"),
+            errored=bool(data.get("errored", False)),
         )
 
 
@@ -98,16 +113,29 @@ def confusion_metrics(c: Confusion, *, with_f1_ci: bool = True) -> MetricTree:
     }
 
 
-def group_tree(outcomes: Sequence[Outcome]) -> MetricTree:
+def group_tree(outcomes: Sequence[Outcome], denominator: Denominator = "judged") -> MetricTree:
+    """Metrics of one group; ``outcomes`` may include errored items (see the module doc)."""
+    counted = outcomes if denominator == "all" else [o for o in outcomes if not o.errored]
     c = Confusion()
-    for o in outcomes:
+    for o in counted:
         c.add(o.expected, o.predicted)
     tree = confusion_metrics(c)
     tree["n"] = count(c.n)
     tree["confusion"] = {"tp": count(c.tp), "fp": count(c.fp), "fn": count(c.fn), "tn": count(c.tn)}
     tree["unparseable"] = count(sum(o.unparseable for o in outcomes))
     tree["ambiguous"] = count(sum(o.ambiguous for o in outcomes))
+    tree["errored"] = count(sum(o.errored for o in outcomes))
     return tree
+
+
+def unparseable_tree(outcomes: Sequence[Outcome]) -> MetricTree:
+    """Top-level ``unparseable`` count and its rate among the items the judge answered."""
+    answered = [o for o in outcomes if not o.errored]
+    bad = sum(o.unparseable for o in answered)
+    return {
+        "unparseable": count(bad),
+        "unparseable_rate": proportion(bad, len(answered), "no judge replies"),
+    }
 
 
 def _median(values: Sequence[int]) -> float | None:
@@ -158,13 +186,18 @@ def present_tasks(outcomes: Iterable[Outcome]) -> list[str]:
     return [t for t in TASK_TYPES if t in seen]
 
 
-def aggregate(outcomes: Sequence[Outcome]) -> tuple[MetricTree, dict[str, Any]]:
-    """``{"overall": ..., "<task>": ..., "baselines": ...}`` and report tables."""
+def aggregate(
+    outcomes: Sequence[Outcome], denominator: Denominator = "judged"
+) -> tuple[MetricTree, dict[str, Any]]:
+    """``{"overall": ..., "<task>": ..., "baselines": ..., "unparseable": ...}`` and tables."""
     tasks = present_tasks(outcomes)
-    tree: MetricTree = {"overall": group_tree(outcomes)}
+    tree: MetricTree = {"overall": group_tree(outcomes, denominator)}
     for t in tasks:
-        tree[t] = group_tree([o for o in outcomes if o.task_type == t])
-    tree["baselines"] = baseline_tree(outcomes, tasks)
+        tree[t] = group_tree([o for o in outcomes if o.task_type == t], denominator)
+    # The baselines need no judge: they are scored on the items the accuracy counts.
+    counted = outcomes if denominator == "all" else [o for o in outcomes if not o.errored]
+    tree["baselines"] = baseline_tree(counted, tasks)
+    tree.update(unparseable_tree(outcomes))
     return tree, tables(tree, tasks)
 
 
@@ -181,7 +214,7 @@ def tables(tree: MetricTree, tasks: Sequence[str]) -> dict[str, Any]:
     confusion = []
     for g in groups:
         row: dict[str, Any] = {"task": g}
-        for key in ("n", "accuracy", "precision", "recall", "f1", "unparseable"):
+        for key in ("n", "accuracy", "precision", "recall", "f1", "unparseable", "errored"):
             row[key] = _value(tree, g, key)
         for key in ("tp", "fp", "fn", "tn"):
             row[key] = _value(tree, g, "confusion", key)

@@ -1,10 +1,15 @@
-"""Judge prompts: the seed's four templates (default) or the official instruction files.
+"""Judge prompts: the seed's four templates (default) or the official protocol.
 
-``prompts: seed`` uses the templates of seed 003 verbatim. ``prompts: official`` loads
-``<data_dir>/prompts/<task>_evaluation_instruction.txt`` (the official few-shot
-instructions, as they are) and appends the item in the same ``#Field#:`` layout the
-instructions use. The official repository has no instruction for the general task, so
-general items always use the seed's general template.
+``prompts: seed`` uses the templates of seed 003 verbatim, with our one system message.
+
+``prompts: official`` is the chat request of the official ``evaluation/evaluate.py``
+byte for byte, for the three tasks it covers: its per-task system message (as written
+there, "huallucination" included) and, as the user message, the text of
+``<data_dir>/prompts/<task>_evaluation_instruction.txt`` (read as the script reads it:
+UTF-8, universal newlines, nothing stripped) followed by the item block the script
+appends, with the item's fields as they are in the data (the dialogue history is the
+record's raw string). The official script has no general task, so general items keep
+the seed's general template and our system message in both styles.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from pytest_evals.errors import CaseInputError
-from pytest_evals.halueval.items import HaluEvalItem, render_dialogue
+from pytest_evals.halueval.items import HaluEvalItem
 from pytest_evals.halueval.layout import HOW_TO_GET_DATA, prompt_file
 
 PromptStyle = Literal["seed", "official"]
@@ -62,7 +67,27 @@ SEED_TEMPLATES: dict[str, str] = {
     "general": GENERAL_TEMPLATE,
 }
 
-#: The item block appended to an official instruction (its few-shot examples use it).
+#: The official script's system message per task, exactly as it is written there.
+OFFICIAL_SYSTEM: dict[str, str] = {
+    "qa": (
+        "You are a huallucination detector. You MUST determine if the provided answer "
+        "contains hallucination or not for the question based on the world knowledge. "
+        'The answer you provided MUST be "Yes" or "No"'
+    ),
+    "dialogue": (
+        "You are a response judge. You MUST determine if the provided response contains "
+        'non-factual or hallucinated information. The answer you give MUST be "Yes" or "No"'
+    ),
+    "summarization": (
+        "You are a summary judge. You MUST determine if the provided summary contains "
+        'non-factual or hallucinated information. The answer you give MUST be "Yes" or "No"'
+    ),
+}
+
+#: What the official script puts between the instruction text and the item block.
+OFFICIAL_SEPARATOR = "\n\n"
+
+#: The item block the official script appends to the instruction (its chat request).
 OFFICIAL_BLOCKS: dict[str, str] = {
     "qa": "#Question#: {question}\n#Answer#: {answer}\n#Your Judgement#: ",
     "dialogue": "#Dialogue History#: {dialogue_history}\n#Response#: {response}\n#Your Judgement#: ",
@@ -144,10 +169,12 @@ class PromptSet:
             "response": output,
             "summary": output,
             "document": document,
-            "dialogue_history": render_dialogue(item.dialogue_history or []),
+            "dialogue_history": item.history_text(),
         }
-        if task in self.instructions:
-            head, block = self.instructions[task].rstrip("\n") + "\n\n", OFFICIAL_BLOCKS[task]
+        official = task in self.instructions
+        if official:
+            # No rstrip: the script concatenates the file's text as read.
+            head, block = self.instructions[task] + OFFICIAL_SEPARATOR, OFFICIAL_BLOCKS[task]
         else:
             template = SEED_TEMPLATES[task]
             at = template.index(ITEM_MARKER[task])
@@ -156,5 +183,5 @@ class PromptSet:
             head += KNOWLEDGE_LINE.format(knowledge=item.knowledge)
         # Only the item block is formatted: the instruction text is used as written.
         body = head + block.format(**fields)
-        system = SYSTEM_PROMPT.format(noun=OUTPUT_NOUN[task])
+        system = OFFICIAL_SYSTEM[task] if official else SYSTEM_PROMPT.format(noun=OUTPUT_NOUN[task])
         return [{"role": "system", "content": system}, {"role": "user", "content": body}]

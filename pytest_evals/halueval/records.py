@@ -123,6 +123,9 @@ def to_item(record: Any, task: str, case_id: str, source: str) -> HaluEvalItem:
             raise CaseInputError(f"{source}: field {name!r}: missing (expected {accepted})")
         if item_field == "dialogue_history":
             values[item_field] = _history(value, source, name)
+            if isinstance(value, str):
+                # Kept byte for byte: the official prompt shows this string, not the turns.
+                values["dialogue_history_raw"] = value
         elif item_field == "label":
             values[item_field] = _label(value, source, name)
         elif item_field == "hallucination_spans":

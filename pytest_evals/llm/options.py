@@ -43,7 +43,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-temperature",
         metavar="T",
-        help="default temperature (default 0; 'none' to not send it)",
+        help="default temperature (default 0; 'none' to not send it); given here, it also "
+        "wins over a HaluEval suite's own temperature",
     )
     add("--evals-model-seed", metavar="S", help="'seed' sent to the model (default: not sent)")
     add(

@@ -46,6 +46,9 @@ class LLMSettings:
     max_retries: int = 6
     max_tokens: int | None = None
     temperature: float | None = 0.0
+    #: ``--evals-temperature`` was given on the command line: tasks whose suites carry
+    #: their own temperature yield to it (HaluEval does).
+    temperature_explicit: bool = False
     seed: int | None = None
     concurrency: int = 32
     cache_dir: Path = field(default_factory=default_cache_dir)
@@ -160,6 +163,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         temperature=0.0
         if temperature is None
         else _optional_number(temperature, float, "--evals-temperature"),
+        temperature_explicit=config.getoption("evals_temperature", None) is not None,
         seed=number("model_seed", int, None),
         concurrency=number("concurrency", int, 32),
         cache_dir=Path(str(cache_dir)).expanduser() if cache_dir else default_cache_dir(),

@@ -16,7 +16,7 @@ TASKS: dict[str, str] = {
     "output_guardrails": "pytest_evals.tasks.classification:OutputGuardrails",
     "question_router": "pytest_evals.tasks.classification:QuestionRouter",
     "rag_answers": "pytest_evals.tasks.rag:RagAnswers",
-    "halueval": "pytest_evals.tasks.halueval:HaluEval",
+    "halueval": "pytest_evals.halueval.task:HaluEval",
     "harpia": "pytest_evals.tasks.harpia:Harpia",
     "redteam": "pytest_evals.redteam.task:RedTeam",
 }

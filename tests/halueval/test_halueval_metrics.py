@@ -54,8 +54,11 @@ def test_confusion_metrics_by_hand() -> None:
     assert value(tree, "overall.accuracy") == value(tree, "qa.accuracy")
     assert tables["halueval_confusion"][1] == {
         "task": "qa", "n": 10, "accuracy": 0.7, "precision": 0.75, "recall": 0.6,
-        "f1": pytest.approx(2 / 3), "unparseable": 1, "tp": 3, "fp": 1, "fn": 2, "tn": 4,
+        "f1": pytest.approx(2 / 3), "unparseable": 1, "errored": 0, "tp": 3, "fp": 1, "fn": 2, "tn": 4,
     }
+    # the suite-level unparseable count and rate sit at the top of the tree (gate-able)
+    assert value(tree, "unparseable") == 1
+    assert value(tree, "unparseable_rate") == pytest.approx(0.1)
 
 
 def test_strict_verdictless_on_faithful_output_is_a_false_positive() -> None:
@@ -94,7 +97,29 @@ def test_baselines_by_hand() -> None:
     assert value(tree, "overall.n") == 14
     row = tables["halueval_accuracy_vs_baselines"][2]
     assert row == {"task": "general", "judge": 0.5, "always_yes": 0.5, "always_no": 0.5, "longer_is_hallucinated": 0.5}
-    assert list(tree) == ["overall", "qa", "general", "baselines"]
+    assert list(tree) == ["overall", "qa", "general", "baselines", "unparseable", "unparseable_rate"]
+
+
+def test_errored_items_leave_accuracy_unless_the_denominator_is_all() -> None:
+    # 4 answered (3 right), 2 errored after retries (no reply): one hallucinated, one not
+    items = [
+        o("qa", "yes", "yes"), o("qa", "no", "no"), o("qa", "yes", "yes"), o("qa", "no", "yes"),
+        o("qa", "yes", None, errored=True), o("qa", "no", None, errored=True),
+    ]
+    judged, _ = aggregate(items)
+    assert value(judged, "qa.accuracy") == pytest.approx(3 / 4)
+    assert value(judged, "qa.n") == 4 and value(judged, "qa.errored") == 2
+    assert value(judged, "baselines.always_yes.qa.accuracy") == pytest.approx(2 / 4)
+    every, _ = aggregate(items, "all")
+    # the official script: correct / all items, an item without a verdict is wrong
+    assert value(every, "qa.accuracy") == pytest.approx(3 / 6)
+    assert value(every, "qa.n") == 6
+    assert (value(every, "qa.confusion.fn"), value(every, "qa.confusion.fp")) == (1, 2)
+    assert value(every, "baselines.always_yes.qa.accuracy") == pytest.approx(3 / 6)
+    # an errored item is not an unparseable reply: the rate is over answered items only
+    assert value(every, "unparseable") == 0 and value(every, "unparseable_rate") == 0.0
+    rate = aggregate([o("qa", "no", None, errored=True)])[0]["unparseable_rate"]
+    assert isinstance(rate, Metric) and rate.value is None and "no judge replies" in (rate.reason or "")
 
 
 def test_empty_and_undefined() -> None:

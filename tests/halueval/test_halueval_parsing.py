@@ -1,4 +1,4 @@
-"""Reading Yes/No from judge replies, in both parse modes."""
+"""Reading Yes/No from judge replies, in the three parse modes."""
 
 from __future__ import annotations
 
@@ -56,3 +56,40 @@ def test_correctness_per_mode() -> None:
     # both: the first word decides under "first"; always wrong under "strict"
     assert parse_judgement("Yes and no", "first").correct("yes")
     assert not parse_judgement("Yes and no", "strict").correct("yes")
+
+
+def official_verdict(reply: str) -> str:
+    """evaluate.py's branch for one reply, written out independently of the package."""
+    ans = reply.replace(".", "")
+    if ("Yes" in ans and "No" in ans) or ("Yes" not in ans and "No" not in ans):
+        return "failed!"
+    return "Yes" if "Yes" in ans else "No"
+
+
+REPLIES = [
+    "Yes", "No", "Yes.", "No.", "yes", "no", "YES", "NO", "Not hallucinated", "Nope",
+    "Yes, no doubt", "No... wait, Yes", "I cannot tell", "", "Y.e.s", "N.o.", "Noted: Yes",
+    "Yesterday", "#Your Judgement#: No", "The answer is: yes.", "Nothing", " No ",
+]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_official_mode_is_the_official_branch(reply: str) -> None:
+    j = parse_judgement(reply, "official")
+    verdict = official_verdict(reply)
+    assert j.predicted == {"Yes": "yes", "No": "no", "failed!": None}[verdict]
+    assert j.unparseable == (verdict == "failed!")
+
+
+def test_official_mode_differs_from_ours_where_the_issue_says() -> None:
+    # lower/upper case: a verdict for us, a failure there
+    for reply in ("yes", "YES"):
+        assert parse_judgement(reply, "strict").predicted == "yes"
+        assert parse_judgement(reply, "official").predicted is None
+    # substrings: a "No" there, unparseable for us
+    for reply in ("Not hallucinated", "Nope"):
+        assert parse_judgement(reply, "official").predicted == "no"
+        assert parse_judgement(reply, "strict").unparseable
+    # dots are removed before the test: "Y.e.s" is a Yes there
+    assert parse_judgement("Y.e.s", "official").predicted == "yes"
+    assert parse_judgement("Y.e.s", "strict").predicted is None

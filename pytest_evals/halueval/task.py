@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from pytest_evals.aggregate import MetricTree
-from pytest_evals.errors import CaseInputError
+from pytest_evals.errors import CaseInputError, InfrastructureError
 from pytest_evals.halueval import sampling
 from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem, TaskType
 from pytest_evals.halueval.layout import GeneralVersion, data_file, require_file
-from pytest_evals.halueval.metrics import Outcome, aggregate
+from pytest_evals.halueval.metrics import Denominator, Outcome, aggregate
+from pytest_evals.halueval.notices import WARNINGS_KEY, suite_warnings
 from pytest_evals.halueval.offline import OfflineRule
 from pytest_evals.halueval.parsing import ParseMode, Verdict, parse_judgement
 from pytest_evals.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
@@ -50,8 +51,13 @@ class HaluEvalConfig(SuiteConfig):
     #: Total items (split over tasks in proportion to their sizes) or sizes per task.
     sample: int | dict[TaskType, int] | None = None
     seed: int = 0
+    #: first (seed, default), strict (ours) or official (evaluate.py's rule exactly).
     parse: ParseMode = "first"
-    #: The judge model (default: the session's model) and its sampling settings.
+    #: judged: accuracy over the items the judge answered; all: items whose request
+    #: failed after its retries count as wrong (the official script's accuracy).
+    accuracy_denominator: Denominator = "judged"
+    #: The judge model (default: the session's model) and its sampling settings. An
+    #: explicit --evals-temperature on the command line wins over ``temperature``.
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -194,21 +200,30 @@ class HaluEval(Task[HaluEvalItem]):
             }
         else:
             messages = self.prompt_set.messages(case, output)
-            resp = await ctx.llm.chat(
-                messages,
-                model=self.config.model,
-                temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens,
-                namespace="halueval",
-            )
-            reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
+            settings = ctx.llm.settings
+            # None lets the client send the session's value: the command line's, when given.
+            temperature = None if settings.temperature_explicit else self.config.temperature
             details = {
                 "prompt": (
                     self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
                     if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
                     else messages
-                )
+                ),
+                "temperature": settings.temperature if temperature is None else temperature,
             }
+            try:
+                resp = await ctx.llm.chat(
+                    messages,
+                    model=self.config.model,
+                    temperature=temperature,
+                    max_tokens=self.config.max_tokens,
+                    namespace="halueval",
+                )
+            except InfrastructureError as exc:
+                # Still an ERROR, but one aggregation can see: accuracy_denominator: all
+                # counts it as wrong, as the official script's accuracy does.
+                return self._errored(ref, case, kind, output, expected, other_len, exc, details)
+            reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
         judgement = parse_judgement(reply, self.config.parse)
         correct = judgement.correct(expected)
 
@@ -216,15 +231,13 @@ class HaluEval(Task[HaluEvalItem]):
         result.status = "passed" if correct else "failed"
         result.scores = {"correct": 1.0 if correct else 0.0}
         result.data = {
-            "task_type": case.task_type,
-            "shown": kind,
-            "expected": expected,
+            **self._outcome_data(case, kind, output, expected, other_len),
             "predicted": judgement.predicted,
             "unparseable": judgement.unparseable,
             "ambiguous": judgement.ambiguous,
-            "shown_len": len(output),
-            "other_len": other_len,
         }
+        if "temperature" in details:
+            result.data["temperature"] = details["temperature"]
         result.details = {
             "judge": judge,
             "shown": kind,
@@ -242,11 +255,69 @@ class HaluEval(Task[HaluEvalItem]):
             result.message = f"shown {what}: expected {expected!r}, judge said {said!r}{note}"
         return result
 
+    @staticmethod
+    def _outcome_data(
+        case: HaluEvalItem, kind: str, output: str, expected: Verdict, other_len: int | None
+    ) -> dict[str, Any]:
+        return {
+            "task_type": case.task_type,
+            "shown": kind,
+            "expected": expected,
+            "shown_len": len(output),
+            "other_len": other_len,
+        }
+
+    def _errored(
+        self,
+        ref: CaseRef,
+        case: HaluEvalItem,
+        kind: str,
+        output: str,
+        expected: Verdict,
+        other_len: int | None,
+        exc: InfrastructureError,
+        details: dict[str, Any],
+    ) -> CaseResult:
+        result = self.new_result(ref)
+        result.status, result.error_kind, result.message = "error", exc.kind, str(exc)
+        result.data = {
+            **self._outcome_data(case, kind, output, expected, other_len),
+            "predicted": None,
+            "errored": True,
+        }
+        if "temperature" in details:
+            result.data["temperature"] = details["temperature"]
+        result.details = {"shown": kind, **details, "expected": expected.capitalize()}
+        return result
+
     # -- aggregation ------------------------------------------------------------------
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        """Metrics, report tables and, under ``tables["warnings"]``, the suite's warnings."""
         outcomes = [
             Outcome.from_data(r.data)
             for r in results
-            if r.status in ("passed", "failed") and "expected" in r.data
+            if "expected" in r.data
+            and (r.status in ("passed", "failed") or (r.status == "error" and r.data.get("errored")))
         ]
-        return aggregate(outcomes)
+        tree, tables = aggregate(outcomes, self.config.accuracy_denominator)
+        tables[WARNINGS_KEY] = suite_warnings(
+            tree,
+            parse=self.config.parse,
+            denominator=self.config.accuracy_denominator,
+            temperature_note=self._temperature_note(results),
+        )
+        return tree, tables
+
+    def _temperature_note(self, results: list[CaseResult]) -> str | None:
+        """Said when the suite file's own temperature gave way to --evals-temperature."""
+        if "temperature" not in self.config.model_fields_set:
+            return None
+        used = {r.data["temperature"] for r in results if "temperature" in r.data}
+        other = sorted((t for t in used if t != self.config.temperature), key=str)
+        if not other:
+            return None
+        return (
+            f"the suite sets temperature: {self.config.temperature:g} but the judge was asked "
+            f"at temperature {', '.join('none (not sent)' if t is None else f'{t:g}' for t in other)}: "
+            "--evals-temperature on the command line wins over the suite's value"
+        )
