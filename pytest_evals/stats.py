@@ -74,10 +74,13 @@ def bounded_mean_ci(values: Sequence[float], low: float = 0.0, high: float = 1.0
     if not high > low:
         raise ValueError(f"bounds [{low}, {high}] are empty")
     span = high - low
-    outside = [v for v in values if not low <= v <= high or math.isnan(v)]
+    # Rounding may put a score a hair past its bound (a cosine of 1.0000001): clamp that;
+    # anything further out is a scorer bug, reported rather than hidden.
+    slack = 1e-6 * span
+    outside = [v for v in values if not low - slack <= v <= high + slack or math.isnan(v)]
     if outside:
         raise ValueError(f"score {outside[0]!r} lies outside the declared bounds [{low:g}, {high:g}]")
-    scaled = [(v - low) / span for v in values]
+    scaled = [min(1.0, max(0.0, (v - low) / span)) for v in values]
     m = math.fsum(scaled) / n
     spread = m * (1 - m)
     var = math.fsum((x - m) ** 2 for x in scaled) / n
