@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,11 +77,15 @@ def main() -> int:
             "floor": [sys.executable, "-c", floor_code, str(a), str(b)],
         }
         timings: dict[str, list[float]] = {"compare": [], "floor": []}
+        cpu: dict[str, list[float]] = {"compare": [], "floor": []}
         for _ in range(args.repeat):
             for name, command in commands.items():  # alternating, so load hits both alike
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
                 subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
                 timings[name].append(time.perf_counter() - start)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         times = timings["compare"]
         result = json.loads(out.read_text(encoding="utf-8"))["comparisons"]["all"]
     expected = binomtest(only_a, only_a + only_b, 0.5).pvalue
@@ -89,6 +95,8 @@ def main() -> int:
     print(f"compare, {args.cases:,} paired cases, {only_a + only_b:,} discordant ({only_a:,} vs {only_b:,}):")
     print(f"  wall time median of {args.repeat}: {median:.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)}); goal < 2 s")
     print(f"  floor (bare json.loads of both files): {floor:.2f} s; ratio {median / floor:.2f}x")
+    cpu_c, cpu_f = statistics.median(cpu["compare"]), statistics.median(cpu["floor"])
+    print(f"  CPU time: compare {cpu_c:.2f} s, floor {cpu_f:.2f} s (ratio {cpu_c / cpu_f:.2f}x); load average {os.getloadavg()[0]:.1f}")
     print(f"  McNemar p = {result['p_value']:.6e}, scipy binomtest = {expected:.6e}, |difference| = {error:.1e}; goal <= 1e-12")
     ok = median < 2.0 and error <= 1e-12 and result["only_a"] == only_a and result["only_b"] == only_b
     print("  OK" if ok else "  GOAL MISSED")
