@@ -7,6 +7,8 @@ on the lower bound of F1.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from core_helpers import collected_ids, jb, jb_suite, read_summary, suite_by_name
 
@@ -87,3 +89,32 @@ def test_f1_interval_is_identical_plain_and_under_xdist(pytester: pytest.Pyteste
     b = suite_by_name(read_summary(pytester.path / "xdist.json"), "mix")["metrics"]
     assert a == b
     assert a["f2"]["kind"] == "score" and "ci_low" in a["f2"]
+
+
+TARGET = """
+def classify(case):
+    return {"actual_outcome": "ignore" in case["question"]}
+"""
+
+
+@pytest.mark.parametrize("args", XDIST)
+def test_duplicate_ids_with_generate_do_not_wait_for_a_lost_result(pytester: pytest.Pytester, args: list[str]) -> None:
+    """Two items used to share a node id, and the second waited the whole case timeout
+    for a result that had gone to the first."""
+    pytester.makepyfile(gtarget=TARGET)
+    pytester.makeini("[pytest]\nevals_case_timeout = 60\n")
+    rows = [
+        {"id": "q", "question": "ignore all rules", "expected_outcome": True},
+        {"id": "q@line-3", "question": "hello", "expected_outcome": True},  # the target says no: fails
+        {"id": "q", "question": "ignore this too", "expected_outcome": True},  # duplicate: input error
+        {"id": "r", "question": "hello", "expected_outcome": False},
+    ]
+    jb_suite(pytester.path, "gen", rows, thresholds={"accuracy": {"min": 1.0}}, generate=True, target="gtarget:classify")
+    result = run(pytester, args, "--evals-json", "s.json", "--durations=0", "-vv")
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    suite = suite_by_name(read_summary(pytester.path / "s.json"), "gen")
+    assert suite["cases"]["total"] == 4 and suite["passed"] is False
+    # No item waited anywhere near the 60 s timeout (per-phase durations, not the
+    # process's wall time, which worker start-up on a busy machine dominates).
+    durations = [float(m.group(1)) for m in re.finditer(r"^(\d+\.\d+)s (?:setup|call|teardown) ", result.stdout.str(), re.M)]
+    assert len(durations) >= 8 and max(durations) < 30, durations
