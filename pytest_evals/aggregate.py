@@ -16,7 +16,7 @@ class Metric:
     n: int | None = None
     #: Why ``value`` is None (e.g. "0/0: no predicted positives").
     reason: str | None = None
-    #: "proportion", "mean", "count", "score" — decides how it is printed.
+    #: "proportion" (k/n), "mean", "count", "score" (any other statistic, e.g. F1).
     kind: str = "proportion"
 
     @property
@@ -54,16 +54,22 @@ def count(value: int) -> Metric:
     return Metric(float(value), None, None, None, "count")
 
 
-def mean_metric(values: list[float], *, empty: str = "no scored cases") -> Metric:
+def mean_metric(
+    values: list[float], *, empty: str = "no scored cases", bounds: tuple[float, float] | None = None
+) -> Metric:
+    """Mean with a 95% interval: inside ``bounds`` when the score has them, else Student t."""
     if not values:
         return Metric(None, None, 0, f"0/0: {empty}", "mean")
-    return Metric(sum(values) / len(values), stats.mean_ci(values), len(values), None, "mean")
+    ci = stats.bounded_mean_ci(values, *bounds) if bounds is not None else stats.mean_ci(values)
+    return Metric(sum(values) / len(values), ci, len(values), None, "mean")
 
 
-def score_summary(values: list[float], threshold: float | None = None) -> MetricTree:
+def score_summary(
+    values: list[float], threshold: float | None = None, bounds: tuple[float, float] | None = None
+) -> MetricTree:
     """mean / median / std / pass rate of per-case scores, as the RAG and HarpIA tasks report."""
     tree: MetricTree = {
-        "mean": mean_metric(values),
+        "mean": mean_metric(values, bounds=bounds),
         "median": Metric(stats.median(values), None, len(values), None if values else "0/0: no scored cases", "score"),
         "std": Metric(stats.std(values, ddof=1) if len(values) > 1 else None, None, len(values),
                       None if len(values) > 1 else "needs two or more scores", "score"),

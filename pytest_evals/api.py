@@ -55,13 +55,14 @@ def generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None:
         return
+    from pytest_evals.case_ids import unique_refs
     from pytest_evals.jsonl import jsonl_refs
 
     raw_path = Path(marker.args[0])
     path = raw_path if raw_path.is_absolute() else Path(metafunc.definition.path).parent / raw_path
     argname = marker.kwargs.get("argname", "case")
     try:
-        refs = list(jsonl_refs(path, marker.kwargs.get("id_field", "id")))
+        refs = list(unique_refs(jsonl_refs(path, marker.kwargs.get("id_field", "id"))))
         values = [_Pending(r) for r in refs]
     except CaseInputError as exc:
         # A missing or empty file is one erroring test, not a collection error.

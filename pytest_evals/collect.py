@@ -74,8 +74,10 @@ class CaseError(CaseFailure):
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         try:
+            from pytest_evals.case_ids import unique_refs
+
             _suite, task = open_suite(self.config, self.path, self.nodeid)
-            for index, ref in enumerate(task.case_refs()):
+            for index, ref in enumerate(unique_refs(task.case_refs())):
                 yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
         except EvalsError as exc:
             yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))

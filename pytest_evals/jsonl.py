@@ -91,7 +91,7 @@ def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
                 f"{shown}:{line_no}: duplicate id {name!r} (first used at line {seen[name]}); "
                 "ids must be unique within a file"
             )
-            name = f"{name}@line-{line_no}"
+            # The node id gets its unambiguous suffix in case_ids.unique_refs.
         else:
             seen[name] = line_no
         yield CaseRef(

@@ -34,6 +34,16 @@ def drive(coro: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("drive() needs a coroutine that does not await I/O; use the engine")
 
 
+def generate_off_hint(target: Any) -> str:
+    """Why a suite with a target may find its cases incomplete (``--no-evals-generate``)."""
+    shown = target if isinstance(target, str) else "its target"
+    return (
+        f"\nhint: this suite has a target ({shown}) but runs with generate: false (set by "
+        "--no-evals-generate or --evals-set?), so each case must already hold the system's "
+        "output; run with generate: true, or point input_path at saved outputs (generated.jsonl)"
+    )
+
+
 async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: int) -> CaseResult:
     """Load, (generate,) evaluate one case; every failure becomes an error result."""
     usage = Usage()
@@ -54,6 +64,8 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
     except (EvalsError, SuiteConfigError) as exc:
         result = task.new_result(ref)
         result.status, result.message, result.error_kind = "error", str(exc), error_kind(exc)
+        if isinstance(exc, CaseInputError) and not task.config.generate and task.config.target:
+            result.message += generate_off_hint(task.config.target)
         raw = getattr(exc, "raw_reply", None)
         if raw is not None:
             result.details["raw_reply"] = raw

@@ -11,9 +11,11 @@ from pathlib import Path
 
 # pytester restores ``sys.modules`` after each in-process run. numpy refuses to be
 # imported a second time in one process, and the metrics import it lazily inside an
-# inner run, so import it here, before pytester takes its snapshot.
+# inner run, so import it here, before pytester takes its snapshot. The same holds for
+# scipy.special (the intervals' quantiles and binomial CDF).
 import numpy  # noqa: F401
 import pytest
+import scipy.special  # noqa: F401
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
 

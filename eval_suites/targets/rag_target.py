@@ -61,12 +61,14 @@ def _index() -> tuple[list[dict[str, Any]], list[Counter[str]], dict[str, float]
 def _bm25(query: list[str], doc: Counter[str], idf: dict[str, float], avg_len: float) -> float:
     k1, b = 1.2, 0.75
     length = sum(doc.values())
-    score = 0.0
-    for t in set(query):
-        tf = doc.get(t, 0)
-        if tf:
-            score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
-    return score
+    # Summed in sorted term order: a set's order follows the per-process string hash
+    # seed, so two xdist workers added the same terms in different orders and got
+    # scores differing in the last bits, enough to rank two close chunks differently.
+    return math.fsum(
+        idf[t] * doc[t] * (k1 + 1) / (doc[t] + k1 * (1 - b + b * length / avg_len))
+        for t in sorted(set(query))
+        if doc.get(t, 0)
+    )
 
 
 def retrieve(question: str, k: int = TOP_CHUNKS) -> list[dict[str, Any]]:

@@ -98,9 +98,11 @@ def f1_of(counts: Sequence[int]) -> float | None:
 def f1_metric(c: Confusion, with_ci: bool = True) -> Metric:
     value = f1_of(c.counts())
     if value is None:
-        return Metric(None, None, c.n, "0/0: no hallucinated outputs shown and none predicted")
-    ci = stats.bootstrap_counts(c.counts(), f1_of) if with_ci else None
-    return Metric(value, ci, c.n)
+        return Metric(None, None, c.n, "0/0: no hallucinated outputs shown and none predicted", "score")
+    # F1 is not a proportion: the Jeffreys posterior interval over the counts (stays wide
+    # at small n, where a bootstrap collapses when every item is right).
+    ci = stats.f_beta_posterior(c.tp, c.fp, c.fn) if with_ci else None
+    return Metric(value, ci, c.n, None, "score")
 
 
 def confusion_metrics(c: Confusion, *, with_f1_ci: bool = True) -> MetricTree:

@@ -95,6 +95,11 @@ def compute_outcomes(specs: Sequence[MetricSpec], results: Sequence[CaseResult])
     return [compute_outcome(spec, ordered) for spec in specs]
 
 
+def key_bounds(metric: Any, key: str) -> tuple[float, float] | None:
+    """The fixed range of a metric's key, if it has one."""
+    return next(((low, high) for name, low, high in metric.bounds if name == key), None)
+
+
 def _key_metric(outcome: MetricOutcome, key: str, entries: list[dict[str, Any]]) -> Metric:
     value = outcome.score.get(key)
     if outcome.level == "corpus":
@@ -104,7 +109,7 @@ def _key_metric(outcome: MetricOutcome, key: str, entries: list[dict[str, Any]])
     values = [float(e["result"][key]) for e in entries if e["result"].get(key) is not None]
     if outcome.spec.id == "exact_match":
         return proportion(sum(1 for v in values if v >= 1.0), len(values), "no scored instances")
-    return mean_metric(values, empty="no scored instances")
+    return mean_metric(values, empty="no scored instances", bounds=key_bounds(outcome.spec.metric, key))
 
 
 def _instance_summary(outcome: MetricOutcome) -> MetricTree:
@@ -112,7 +117,8 @@ def _instance_summary(outcome: MetricOutcome) -> MetricTree:
     tree: MetricTree = {}
     if outcome.level == "corpus":
         values = outcome.values
-        tree["mean"] = mean_metric(values, empty="no scored instances")
+        bounds = key_bounds(outcome.spec.metric, outcome.spec.metric.primary)
+        tree["mean"] = mean_metric(values, empty="no scored instances", bounds=bounds)
         tree["median"] = Metric(stats.median(values) if values else None, None, len(values),
                                 None if values else "0/0: no scored instances", "score")
     if outcome.spec.metric.params.threshold is not None:

@@ -1,12 +1,15 @@
 """Classification metrics with intervals: binary counts, multiclass confusion matrices.
 
 Proportions (accuracy, precision, recall) get Wilson intervals; F-scores, which are not
-proportions, get a percentile bootstrap over the confusion counts. A 0/0 is undefined
-with the reason spelled out, never a zero or a one.
+proportions (``kind: score``), get a credible interval from a Jeffreys Dirichlet posterior
+over the confusion counts: it depends only on the counts (identical under xdist) and
+stays wide at small n, where a bootstrap collapses to a point when every case is right.
+A 0/0 is undefined with the reason spelled out, never a zero or a one.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +17,7 @@ from pytest_evals import stats
 from pytest_evals.aggregate import Metric, MetricTree, count, proportion
 
 
-def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float | None:
+def f_beta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float | None:
     """F-beta = (1+b^2)TP / ((1+b^2)TP + b^2 FN + FP): undefined (None) only for 0/0.
 
     A detector that never fires while positives exist scores 0, not "undefined": the
@@ -28,9 +31,8 @@ def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float | None:
 def _f_metric(tp: int, fp: int, fn: int, tn: int, beta: float) -> Metric:
     value = f_beta(tp, fp, fn, beta)
     if value is None:
-        return Metric(None, None, 0, "0/0: no actual and no predicted positives")
-    ci = stats.bootstrap_counts([tp, fp, fn, tn], lambda c: f_beta(c[0], c[1], c[2], beta))
-    return Metric(value, ci, tp + fp + fn)
+        return Metric(None, None, 0, "0/0: no actual and no predicted positives", "score")
+    return Metric(value, stats.f_beta_posterior(tp, fp, fn, beta), tp + fp + fn, None, "score")
 
 
 def binary_metrics(pairs: Sequence[tuple[bool, bool]]) -> MetricTree:
@@ -52,6 +54,10 @@ def binary_metrics(pairs: Sequence[tuple[bool, bool]]) -> MetricTree:
     }
 
 
+#: Posterior draws for the multiclass averages' intervals.
+DRAWS = 1000
+
+
 def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[int]]]:
     labels = sorted({e for e, _ in pairs} | {a for _, a in pairs})
     pos = {label: i for i, label in enumerate(labels)}
@@ -61,7 +67,7 @@ def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
     return labels, matrix
 
 
-def _per_class(matrix: list[list[int]], k: int) -> tuple[float | None, float | None, float | None, int]:
+def _per_class(matrix: list[list[float]], k: int) -> tuple[float | None, float | None, float | None, float]:
     tp = matrix[k][k]
     predicted = sum(row[k] for row in matrix)
     actual = sum(matrix[k])
@@ -71,13 +77,31 @@ def _per_class(matrix: list[list[int]], k: int) -> tuple[float | None, float | N
     return p, r, f, actual
 
 
-def _averages(matrix: list[list[int]]) -> dict[str, float | None]:
+@functools.lru_cache(maxsize=8)
+def _observed_cached(matrix: tuple[tuple[int, ...], ...]) -> list[tuple[float | None, float | None, float | None, float]]:
+    rows = [list(map(float, r)) for r in matrix]
+    return [_per_class(rows, k) for k in range(len(rows))]
+
+
+def _observed(matrix: list[list[int]]) -> list[tuple[float | None, float | None, float | None, float]]:
+    return _observed_cached(tuple(tuple(r) for r in matrix))
+
+
+def _averages(
+    matrix: list[list[float]], defined_in: list[list[int]] | None = None
+) -> dict[str, float | None]:
+    """Macro/weighted averages of a confusion matrix of counts or of cell probabilities.
+
+    ``defined_in``: the observed counts, whose undefined per-class values (0/0) are left
+    out of the averages of ``matrix`` too (a posterior draw has no empty cell).
+    """
     n = len(matrix)
     total = sum(sum(row) for row in matrix)
     per = [_per_class(matrix, k) for k in range(n)]
+    seen = per if defined_in is None else _observed(defined_in)
     out: dict[str, float | None] = {}
     for name, idx in (("precision", 0), ("recall", 1), ("f1", 2)):
-        values = [c[idx] for c in per]
+        values = [c[idx] if s[idx] is not None else None for c, s in zip(per, seen, strict=True)]
         # Macro averages over classes where the value is defined (sklearn's zero_division
         # would silently count undefined classes as 0; we leave them out and say so).
         defined = [v for v in values if v is not None]
@@ -94,22 +118,19 @@ def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, di
     n = len(labels)
     correct = sum(matrix[k][k] for k in range(n))
     tree: MetricTree = {"accuracy": proportion(correct, len(pairs), "no cases")}
-    point = _averages(matrix)
+    point = _averages([[float(c) for c in row] for row in matrix])
     flat = [c for row in matrix for c in row]
 
-    def stat(name: str) -> Any:
-        def compute(cells: Sequence[int]) -> float | None:
-            m = [list(cells[i * n : (i + 1) * n]) for i in range(n)]
-            return _averages(m)[name]
-
-        return compute
-
-    for name in ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1"):
+    names = ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1")
+    # One set of posterior draws for all six averages (each draw's averages computed once).
+    posterior = stats.dirichlet_draws(flat, DRAWS) if sum(flat) else []
+    drawn = [_averages([p[i * n : (i + 1) * n] for i in range(n)], matrix) for p in posterior]
+    for name in names:
         value = point[name]
         if value is None:
-            tree[name] = Metric(None, None, len(pairs), "0/0: no class has a defined value")
+            tree[name] = Metric(None, None, len(pairs), "0/0: no class has a defined value", "score")
         else:
-            tree[name] = Metric(value, stats.bootstrap_counts(flat, stat(name), resamples=1000), len(pairs))
+            tree[name] = Metric(value, stats.credible_interval([d[name] for d in drawn], DRAWS), len(pairs), None, "score")
     per_class: MetricTree = {}
     for k, label in enumerate(labels):
         tp = matrix[k][k]

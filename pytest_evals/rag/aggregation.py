@@ -48,7 +48,8 @@ def aggregate_results(
             scored.append((float(score), r.index, r.case_id))
             if entry.get("std") is not None:
                 run_stds.append(float(entry["std"]))
-        sub = score_summary(values, spec.effective_threshold)
+        # Every RAG metric scores in [0, 1]: its mean's interval stays inside.
+        sub = score_summary(values, spec.effective_threshold, bounds=(0.0, 1.0))
         sub["errors"] = count(errors)
         if n_runs > 1:
             # Mean within-case spread over runs: how much the judge disagrees with itself.

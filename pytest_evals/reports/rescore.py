@@ -6,8 +6,11 @@ Each suite's aggregates and gates are recomputed from ``results.jsonl`` (the cas
 ``data``, which is what a task's aggregation reads) and the suite's effective
 configuration (``<suite>/config.json``), by the same code as a live run. With no
 ``--set``, the result equals the run's ``summary.json``: the command prints any
-difference and exits 1, so it doubles as an integrity check of a stored run. With
-``--set`` (e.g. new thresholds) it shows what the verdict would have been.
+difference and exits 1, so it doubles as an integrity check of a stored run. Only what
+is recomputed is compared (the fields of the recomputed summary, never fields only the
+live run could know), and timings (HarpIA's ``elapsed_time``...) are left out: they
+measure the run, not its results. With ``--set`` (e.g. new thresholds) it shows what
+the verdict would have been; a ``--set`` naming no suite of the run is a warning.
 """
 
 from __future__ import annotations
@@ -103,6 +106,25 @@ def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None)
     return out
 
 
+#: Keys holding wall-clock measurements: they differ on every computation.
+TIMING_KEYS = frozenset({"elapsed_time", "setup_time", "elapsed", "duration", "duration_s"})
+
+#: The recomputed parts of a suite summary that a stored run must reproduce.
+COMPARED = ("metrics", "tables", "gates", "cases", "passed")
+
+
+def _comparable(stored: Any, fresh: Any) -> tuple[Any, Any]:
+    """Both values without timings, and the stored one cut to the keys recomputed."""
+    if isinstance(stored, Mapping) and isinstance(fresh, Mapping):
+        keys = [k for k in fresh if k not in TIMING_KEYS]
+        pairs = {k: _comparable(stored.get(k), fresh[k]) for k in keys}
+        return {k: a for k, (a, _) in pairs.items()}, {k: b for k, (_, b) in pairs.items()}
+    if isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
+        pairs_list = [_comparable(a, b) for a, b in zip(stored, fresh, strict=True)]
+        return [a for a, _ in pairs_list], [b for _, b in pairs_list]
+    return stored, fresh
+
+
 def differences(stored: Sequence[Mapping[str, Any]], fresh: Sequence[Mapping[str, Any]]) -> list[str]:
     """What differs between the stored and recomputed suites (metrics, gates, verdicts)."""
     lines = []
@@ -112,10 +134,20 @@ def differences(stored: Sequence[Mapping[str, Any]], fresh: Sequence[Mapping[str
         if before is None:
             lines.append(f"{s['suite']}: not in summary.json")
             continue
-        for key in ("metrics", "tables", "gates", "cases", "passed"):
-            if json.dumps(before.get(key), sort_keys=True, default=str) != json.dumps(s.get(key), sort_keys=True, default=str):
+        for key in COMPARED:
+            a, b = _comparable(before.get(key), s.get(key))
+            if json.dumps(a, sort_keys=True, default=str) != json.dumps(b, sort_keys=True, default=str):
                 lines.append(f"{s['suite']}: {key} differ")
     return lines
+
+
+def unknown_set_suites(run: Path, sets: Mapping[str, Any]) -> list[str]:
+    """``--set`` suite names that name no suite of the run."""
+    if not sets:
+        return []
+    manifest = _read_json(run / "manifest.json")
+    names = {str(e.get("name") or "") for e in manifest.get("suites") or []}
+    return [name for name in sets if name not in names]
 
 
 def _parse_sets(items: list[str]) -> dict[str, dict[str, Any]]:
@@ -156,9 +188,15 @@ def _run(args: argparse.Namespace) -> int:
         sets = _parse_sets(args.set)
         fresh = rescore(args.run, sets)
         stored = _read_json(args.run / "summary.json").get("suites") or []
+        unknown = unknown_set_suites(args.run, sets)
     except RescoreError as exc:
         print(f"rescore: {exc}", file=sys.stderr)
         return 2
+    if unknown:
+        have = ", ".join(sorted(str(s["name"]) for s in fresh)) or "none"
+        for name in unknown:
+            print(f"rescore: warning: --set names suite {name!r}, which is not in this run (suites: {have}); "
+                  "nothing was changed for it", file=sys.stderr)
     for s in fresh:
         verdict = "PASSED" if s["passed"] else "FAILED"
         missed = [g for g in s["gates"] if not g["passed"]]

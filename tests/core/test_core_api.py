@@ -188,7 +188,7 @@ def test_duplicate_ids_are_reported(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_api=API_TESTS)
     result = pytester.runpytest("-v", "-k", "test_dict")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([esc("*test_dict[a@line-2] ERROR*")])
+    result.stdout.fnmatch_lines([esc("*test_dict[a[dup-2]] ERROR*")])
     assert "data/cases.jsonl:2: duplicate id 'a' (first used at line 1)" in result.stdout.str()
 
 

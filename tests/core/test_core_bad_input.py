@@ -54,7 +54,7 @@ def test_every_bad_line_is_one_error_naming_file_line_and_field(pytester: pytest
             "bad.eval.yaml::types ERROR*",
             "bad.eval.yaml::ok-2 PASSED*",
             "bad.eval.yaml::line-10 ERROR*",
-            "bad.eval.yaml::ok-1@line-11 ERROR*",
+            "bad.eval.yaml::ok-1[[]dup-2[]] ERROR*",
             "bad.eval.yaml::line-12 ERROR*",
             "bad.eval.yaml::extra PASSED*",
             "bad.eval.yaml::ok-3 PASSED*",

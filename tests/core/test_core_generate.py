@@ -350,3 +350,22 @@ def test_same_named_suites_keep_separate_generated_outputs(pytester: pytest.Pyte
     pytester.runpytest("--evals-json", "s.json")
     paths = [s["generated_path"] for s in read_summary(pytester.path / "s.json")["suites"]]
     assert len(set(paths)) == 2, paths
+
+
+def test_generation_turned_off_explains_the_missing_outputs(pytester: pytest.Pytester) -> None:
+    """``--no-evals-generate`` on a suite of questions: each input error says why."""
+    _write_targets(pytester.path)
+    write_jsonl(pytester.path, "data/q.jsonl", QUESTIONS)
+    write_suite(
+        pytester.path, "gen.eval.yaml", task="jailbreak_guardrails", generate=True,
+        input_path="data/q.jsonl", target="pytarget:classify",
+    )
+    result = pytester.runpytest("--no-evals-generate", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=len(QUESTIONS))
+    out = result.stdout.str()
+    assert out.count("hint: this suite has a target (pytarget:classify) but runs with generate: false") == len(QUESTIONS)
+    assert "field 'actual_outcome': Field required" in out
+    # the same suite generating: no input error, no hint
+    again = pytester.runpytest("-p", "no:cacheprovider")
+    assert "hint:" not in again.stdout.str()
+    assert again.parseoutcomes().get("errors", 0) == 0

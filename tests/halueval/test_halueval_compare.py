@@ -51,11 +51,13 @@ def test_compare_pairs_by_hand() -> None:
 def test_identical_runs() -> None:
     r = compare_pairs([(True, True)] * 7 + [(False, False)] * 3)
     assert r.difference == 0 and r.p_value == 1.0
-    # phi = 1, so Newcombe's half-width is |(p - lower) - (upper - p)| of the Wilson interval
+    # Newcombe's corrected phi: (ad - bc - n/2) / sqrt(efgh) = (21 - 5) / 21 (the
+    # uncorrected phi = 1 gave a narrower interval than the published method 10)
     low, high = stats.wilson(7, 10)  # type: ignore[misc]
-    half = abs((0.7 - low) - (high - 0.7))
+    phi = 16 / 21
+    half = ((0.7 - low) ** 2 - 2 * phi * (0.7 - low) * (high - 0.7) + (high - 0.7) ** 2) ** 0.5
     assert (r.ci_low, r.ci_high) == pytest.approx((-half, half))
-    assert half < 0.12
+    assert 0.12 < half < 0.25
 
 
 def test_difference_interval_covers_about_95_percent() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from pytest_evals.errors import InfrastructureError
 from pytest_evals.llm import LLMClient, LLMError
 from pytest_evals.llm.retry import AttemptError, Backoff, parse_retry_after
-from pytest_evals.testing.fake_openai import FakeOpenAI
+from pytest_evals.testing.fake_openai import FakeOpenAI, last_user_message
 
 from .conftest import closing, run
 
@@ -104,19 +105,32 @@ def test_connection_refused_is_an_error_not_a_hang(make_client: MakeClient) -> N
 def test_other_requests_continue_when_one_fails(
     make_client: MakeClient, server: FakeOpenAI
 ) -> None:
-    server.configure(script=[{"pattern": "^poison$", "reply": "x"}], fail_first=0)
+    """One request fails for good (the server errors on it, no retries left) while three
+    others are in flight with it: they still get their answers, the failure is its own."""
+
+    def responder(request: dict[str, Any]) -> str:
+        text = last_user_message(request)
+        if text == "poison":
+            raise RuntimeError("this prompt breaks the server")
+        return text
+
+    server.configure(responder=responder, latency=0.2)
     client = make_client(max_retries=0)
 
     async def go() -> list[object]:
-        server.configure(rate_500=0.0)
         return await asyncio.gather(
-            *(client.chat(p, namespace="t") for p in ["a", "b", "c"]),
-            client.chat("poison", namespace="t", max_tokens=-1, model="x" * 0 + "m"),
+            *(client.chat(p, namespace="t") for p in ["a", "poison", "b", "c"]),
             return_exceptions=True,
         )
 
     results = run(closing(client, go()))
-    assert [getattr(r, "text", None) for r in results[:3]] == ["a", "b", "c"]
+    assert [getattr(r, "text", None) for r in results] == ["a", None, "b", "c"]
+    failure = results[1]
+    assert isinstance(failure, LLMError) and "HTTP 500" in str(failure), failure
+    stats = server.stats()
+    assert stats["outcomes"] == {"ok": 3, "responder_error": 1}, stats["outcomes"]
+    assert stats["max_in_flight"] == 4  # the four were really concurrent
+    assert client.stats.errors == 1
 
 
 def test_parse_retry_after() -> None:

@@ -66,6 +66,9 @@ class ReferenceMetric:
     #: The key that picks the best reference and that ``threshold`` applies to.
     primary: ClassVar[str]
     higher_is_better: ClassVar[bool] = True
+    #: (key, low, high) for each numeric key with a fixed range: its mean's interval
+    #: stays inside the range.
+    bounds: ClassVar[tuple[tuple[str, float, float], ...]] = ()
     #: Supervised metrics compare with references; unsupervised ones ignore them.
     supervised: ClassVar[bool] = True
     #: Model-backed: the task sends all instances through one session-wide batcher.

@@ -36,6 +36,7 @@ class NltkBleu(ReferenceMetric):
     params_model = BleuParams
     keys = ("bleu",)
     primary = "bleu"
+    bounds = (("bleu", 0.0, 1.0),)
     corpus_level = True
     library = "nltk.translate.bleu_score"
     description = "BLEU (NLTK): sentence_bleu per instance, corpus_bleu for the score"

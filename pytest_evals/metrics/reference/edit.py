@@ -25,6 +25,7 @@ class EditDistance(ReferenceMetric):
     params_model = EditDistanceParams
     keys = ("distance", "similarity")
     primary = "distance"
+    bounds = (("similarity", 0.0, 1.0),)
     higher_is_better = False
     library = "nltk.metrics.distance.edit_distance"
     description = "Levenshtein distance (lower is better) and similarity 1 - distance/longer length"

@@ -77,6 +77,7 @@ class LlmJudge(ReferenceMetric):
     params_model = JudgeParams
     keys = ("score",)
     primary = "score"
+    bounds = (("score", 0.0, 1.0),)
     supervised = False
     uses_judge = True
     library = "pytest_evals judge (LLM layer)"

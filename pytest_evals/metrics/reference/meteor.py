@@ -26,6 +26,7 @@ class Meteor(ReferenceMetric):
     params_model = MeteorParams
     keys = ("meteor",)
     primary = "meteor"
+    bounds = (("meteor", 0.0, 1.0),)
     library = "nltk.translate.meteor_score"
     description = "METEOR (NLTK; needs WordNet data, never downloaded at run time)"
     params: MeteorParams

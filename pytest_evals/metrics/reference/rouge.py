@@ -65,6 +65,7 @@ class Rouge(ReferenceMetric):
         # Keys and the best-reference criterion follow the requested types.
         self.keys = tuple(self.params.rouge_types)  # type: ignore[misc]
         self.primary = self.keys[0]  # type: ignore[misc]
+        self.bounds = tuple((key, 0.0, 1.0) for key in self.keys)  # type: ignore[misc]
 
     def _scorer(self) -> Any:
         from rouge_score import rouge_scorer

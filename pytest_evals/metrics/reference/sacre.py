@@ -97,6 +97,7 @@ class SacreBleu(_Sacre):
     params_model = SacreBleuParams
     keys = ("bleu",)
     primary = "bleu"
+    bounds = (("bleu", 0.0, 100.0),)
     library = "sacrebleu.metrics.BLEU"
     description = "BLEU (sacreBLEU, 0-100)"
     params: SacreBleuParams
@@ -129,6 +130,7 @@ class SacreChrf(_Sacre):
     params_model = ChrfParams
     keys = ("chrf",)
     primary = "chrf"
+    bounds = (("chrf", 0.0, 100.0),)
     library = "sacrebleu.metrics.CHRF"
     description = "chrF / chrF++ (sacreBLEU, 0-100)"
     params: ChrfParams

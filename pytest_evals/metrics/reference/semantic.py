@@ -42,6 +42,7 @@ class SemanticSimilarity(ReferenceMetric):
     params_model = SemanticParams
     keys = ("similarity",)
     primary = "similarity"
+    bounds = (("similarity", -1.0, 1.0),)
     batched = True
     library = "sentence_transformers"
     description = "Cosine similarity of sentence embeddings (embedded all-MiniLM-L6-v2 by default)"

@@ -1,0 +1,81 @@
+"""``pytest-evals compare`` on any task's results: generic reader, grouping, no family import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy import stats as sps
+
+from pytest_evals.cli import main
+from pytest_evals.outcomes import OutcomeFileError, load_outcomes, pair
+
+
+def record(case_id: str, status: str, suite: str = "suites/guard.eval.yaml", **data: object) -> str:
+    return json.dumps({
+        "suite": suite, "task": "jailbreak_guardrails", "case_id": case_id, "source": "x.jsonl:1", "index": 0,
+        "status": status, "scores": {}, "data": data,
+        # a nested "details" key inside details, and quotes in text, must not confuse the reader
+        "details": {"details": {"x": 1}, "prompt": 'say "details": no'}, "message": None,
+        "error_kind": None, "usage": {}, "duration": 0.0,
+    }) + "\n"
+
+
+def test_compare_does_not_import_a_task_family() -> None:
+    code = (
+        "import sys, pytest_evals.compare\n"
+        "bad = sorted(m for m in sys.modules if m.startswith(('pytest_evals.halueval', 'pytest_evals.tasks.halueval', 'scipy.stats')))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_generic_results_pair_and_group_by_a_data_field(tmp_path: Path) -> None:
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_text(
+        record("c1", "passed", lang="en") + record("c2", "failed", lang="en") + record("c3", "passed", lang="pt")
+        + record("c4", "error", lang="pt"), encoding="utf-8",
+    )
+    b.write_text(
+        record("c1", "failed", lang="en") + record("c2", "passed", lang="en") + record("c3", "passed", lang="pt")
+        + record("c4", "passed", lang="pt") + record("c5", "passed"), encoding="utf-8",
+    )
+    run_a, run_b = load_outcomes(a, group_by="lang"), load_outcomes(b, group_by="lang")
+    pairs, unpaired = pair(run_a, run_b)
+    assert [(p.case_id, p.a, p.b, p.group) for p in pairs] == [
+        ("c1", True, False, "en"), ("c2", False, True, "en"), ("c3", True, True, "pt")]
+    assert unpaired == {"only_in_a": 0, "only_in_b": 1, "without_verdict": 1}
+    assert load_outcomes(a).items["c1"].group == ""  # no grouping asked for
+
+
+def test_a_broken_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(record("c1", "passed") + "{not json\n", encoding="utf-8")
+    with pytest.raises(OutcomeFileError, match=r"r\.jsonl:2: invalid JSON"):
+        load_outcomes(path)
+
+
+@pytest.mark.parametrize("group_by", ["lang", "none"])
+def test_compare_command_on_a_classification_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], group_by: str
+) -> None:
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_text("".join(record(f"c{i}", "passed" if i % 3 else "failed", lang="en" if i % 2 else "pt") for i in range(60)), encoding="utf-8")
+    b.write_text("".join(record(f"c{i}", "passed" if i % 5 else "failed", lang="en" if i % 2 else "pt") for i in range(60)), encoding="utf-8")
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(a), str(b), "--group-by", group_by, "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text(encoding="utf-8"))
+    labels = list(data["comparisons"])
+    assert labels == (["all", "en", "pt"] if group_by == "lang" else ["all"])
+    assert ("\nen " in text) == (group_by == "lang")
+    allc = data["comparisons"]["all"]
+    b_count = sum(1 for i in range(60) if i % 3 and not i % 5)
+    c_count = sum(1 for i in range(60) if not i % 3 and i % 5)
+    assert (allc["only_a"], allc["only_b"], allc["n"]) == (b_count, c_count, 60)
+    assert abs(allc["p_value"] - sps.binomtest(b_count, b_count + c_count).pvalue) <= 1e-12
