@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from pytest_evals.errors import InfrastructureError, JudgeError, SuiteConfigError
+from pytest_evals.redact import register_headers
 
 if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
@@ -210,7 +211,7 @@ class HttpRater:
     async def rate(self, user: str, assistant: str) -> RawRating:
         import aiohttp
 
-        headers = expand_headers(self.spec.headers, self.name)
+        headers = dict(register_headers(expand_headers(self.spec.headers, self.name)))
         timeout = aiohttp.ClientTimeout(total=self.spec.timeout)
         problem = ""
         for attempt in range(self.spec.retries + 1):
