@@ -254,7 +254,7 @@ def _scalar_kind(annotation: Any) -> str | None:
 def _scalar_problem(kind: str, value: Any) -> str | None:
     if kind == "bool":
         if not isinstance(value, bool):
-            return f"expected true or false, got {value!r} ({type(value).__name__})"
+            return f"Input should be a valid boolean (true or false), got {value!r} ({type(value).__name__})"
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"expected a number, got {value!r} ({type(value).__name__})"
@@ -343,10 +343,14 @@ def load_suite(
             # by identity: override values may be unhashable lists
             used.add(id(ov))
     problems = strict_scalar_problems(raw, task_cls.config_model)
-    if problems:
-        raise SuiteConfigError("\n".join([f"{path}: invalid suite configuration", *(f"  {p}" for p in problems)]))
     try:
         config = task_cls.config_model.model_validate(raw)
     except ValidationError as exc:
-        raise SuiteConfigError(format_validation_error(str(path), exc)) from None
+        lines = format_validation_error(str(path), exc).split("\n")
+        # One message per field: the strict check's, then pydantic's for the others.
+        named = {p.split(":", 1)[0] for p in problems}
+        others = [line for line in lines[1:] if line.strip().split(":", 1)[0] not in named]
+        raise SuiteConfigError("\n".join([lines[0], *(f"  {p}" for p in problems), *others])) from None
+    if problems:
+        raise SuiteConfigError("\n".join([f"{path}: invalid suite configuration", *(f"  {p}" for p in problems)]))
     return Suite(path=path, nodeid=nodeid, name=name, config=config, raw=raw)
