@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from tests.llm.helpers import endpoint_args, probe_suite
 
 
 @pytest.fixture
-def server() -> FakeOpenAI:
+def server() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as srv:
         yield srv
 
@@ -80,7 +81,8 @@ def test_a_cache_that_cannot_be_opened_for_writing_is_still_read(
     monkeypatch.setattr(diskcache, "Cache", refuse)
     monkeypatch.setattr(llm_cache, "_PROBLEMS", [])
     cache = ResponseCache(tmp_path, run_id="r2")
-    assert cache.get("probe", "k1")["text"] == "stored answer"
+    stored = cache.get("probe", "k1")
+    assert stored is not None and stored["text"] == "stored answer"
     assert asyncio.run(cache.lookup_or_claim("probe", "k1"))[0] == "hit"
     assert asyncio.run(cache.lookup_or_claim("probe", "nope")) == ("claimed", None)
     asyncio.run(cache.store("probe", "nope", {"text": "x"}))  # silently not saved

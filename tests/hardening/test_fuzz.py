@@ -12,7 +12,7 @@ import re
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.core.core_helpers import jb, jb_suite
@@ -94,6 +94,7 @@ def check_run(result: pytest.RunResult) -> dict[str, int]:
 
 @FUZZ_SETTINGS
 @given(rows=lines)
+@example(rows=ADVERSARIAL_LINES)
 def test_fuzzed_jsonl_lines_are_each_one_case(pytester: pytest.Pytester, rows: list[bytes]) -> None:
     (pytester.path / "data").mkdir(exist_ok=True)
     (pytester.path / "data" / "fuzz.jsonl").write_bytes(b"".join(r + b"\n" for r in rows))
@@ -147,3 +148,15 @@ def test_fuzzed_suite_yaml_never_stops_the_other_suites(pytester: pytest.Pyteste
     # The good suite's two cases always ran; the fuzzed suite is at least one item.
     result.stdout.fnmatch_lines(["PASSED good.eval.yaml::a", "PASSED good.eval.yaml::b"])
     assert sum(outcomes.values()) >= 3
+
+
+def test_every_adversarial_yaml_in_one_run(pytester: pytest.Pytester) -> None:
+    """The hand-written attacks, each its own suite file, all in one session."""
+    jb_suite(pytester.path, "good", [jb(True, True, case_id="a"), jb(False, False, case_id="b")])
+    for i, text in enumerate(ADVERSARIAL_YAML):
+        (pytester.path / f"attack{i:02d}.eval.yaml").write_bytes(text.encode("utf-8", "surrogatepass"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
+    check_run(result)
+    result.stdout.fnmatch_lines(["PASSED good.eval.yaml::a", "PASSED good.eval.yaml::b"])
+    for i in range(len(ADVERSARIAL_YAML)):
+        assert f"attack{i:02d}.eval.yaml::" in result.stdout.str(), f"attack{i:02d} was not reported"

@@ -9,7 +9,6 @@ status 1 (never 2, a collection interruption, or 3, an internal error).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path

@@ -65,6 +65,7 @@ def write_suites(pytester: pytest.Pytester, hostile: HostileServer) -> None:
 task: redteam
 input_path: attacks.jsonl
 generate: false
+output_dir: out/redteam
 raters:
   - name: rm
     type: classifier
@@ -108,6 +109,8 @@ def test_no_secret_in_any_written_file(
         "--junitxml", "out/junit.xml",
         "--html", "out/report.html",
         "-o", "log_level=DEBUG",
+        "--log-file", "out/run.log",
+        "--log-file-level", "DEBUG",
         "-rA",
     ]
     if xdist:
