@@ -116,16 +116,34 @@ def scrub(text: str) -> str:
     return redact(escape_surrogates(text))
 
 
+def _dirty(value: Any) -> bool:
+    if isinstance(value, str):
+        return needs_scrub(value)
+    if isinstance(value, dict):
+        return any(_dirty(k) or _dirty(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_dirty(v) for v in value)
+    return False
+
+
 def scrub_obj(value: Any) -> Any:
-    """``value`` with every string inside it (keys too) scrubbed; other values kept."""
+    """``value`` with every string inside it (keys too) scrubbed; other values kept.
+
+    Nearly every value is clean: it is checked first and returned as it is, so the
+    common case allocates nothing (this runs on every case report).
+    """
+    return _scrub_obj(value) if _dirty(value) else value
+
+
+def _scrub_obj(value: Any) -> Any:
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, dict):
-        return {scrub_obj(k): scrub_obj(v) for k, v in value.items()}
+        return {_scrub_obj(k): _scrub_obj(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub_obj(v) for v in value]
+        return [_scrub_obj(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(scrub_obj(v) for v in value)
+        return tuple(_scrub_obj(v) for v in value)
     return value
 
 
