@@ -13,7 +13,6 @@ are given per task.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_evals import stats
+from pytest_evals import stats, strictjson
 
 
 @dataclass(frozen=True)
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             "unpaired": unpaired,
             "comparisons": {label: r.to_json() for label, r in rows},
         }
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(strictjson.dumps(out, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
