@@ -15,7 +15,6 @@ that field of each result's ``data``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_evals import stats
+from pytest_evals import stats, strictjson
 from pytest_evals.outcomes import OutcomeFileError, Pair, load_outcomes, pair
 
 
@@ -163,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             "unpaired": unpaired,
             "comparisons": {label: r.to_json() for label, r in rows},
         }
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(strictjson.dumps(out, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

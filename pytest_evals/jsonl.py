@@ -2,7 +2,13 @@
 
 Collecting a 35,000-line file keeps only (offset, length) per case. Every problem a
 line can have is reported against that line (file:line), and file-level problems
-(missing, empty) are reported against the file, so nothing disappears silently.
+(missing, empty, not a regular file) are reported against the file, so nothing
+disappears silently.
+
+Inputs are bounded: only regular files are read (a FIFO would block collection, a
+device never ends), a line longer than ``evals_max_line_bytes`` is never held in
+memory whole, and a line nested deeper than ``evals_max_json_depth`` is refused
+before the parser's recursion can take the session down. Both are per-case ERRORs.
 """
 
 from __future__ import annotations
@@ -10,21 +16,112 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pytest_evals.errors import CaseInputError
+from pytest_evals.redact import escape_surrogates
 from pytest_evals.tasks.base import CaseRef
 
 BOM = b"\xef\xbb\xbf"
+
+#: A case line is kilobytes; 32 MiB leaves room for long documents.
+DEFAULT_MAX_LINE_BYTES = 32 * 2**20
+#: Real cases nest a few levels; the limit stays far below Python's recursion limit,
+#: which every later step (validation, reports) walks too.
+DEFAULT_MAX_DEPTH = 128
+_limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_depth": DEFAULT_MAX_DEPTH}
+
+
+def set_limits(*, max_line_bytes: int, max_depth: int) -> None:
+    """Set from the ini keys ``evals_max_line_bytes`` / ``evals_max_json_depth``."""
+    _limits["max_line_bytes"] = max_line_bytes
+    _limits["max_depth"] = max_depth
+
+
+def max_line_bytes() -> int:
+    return _limits["max_line_bytes"]
+
+
+def max_depth() -> int:
+    return _limits["max_depth"]
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def too_deep(body: bytes, limit: int) -> int | None:
+    """The nesting depth of a JSON text when it exceeds ``limit``, else None."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return None  # cannot nest deeper than it has openers: the common, free case
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub(b"", body)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest if deepest > limit else None
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_regular_file(path: Path) -> None:
+    """Raise CaseInputError unless ``path`` is a regular file (checked without opening it)."""
+    shown = display_path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise CaseInputError(f"{shown}: input file not found") from None
+    except OSError as exc:
+        raise CaseInputError(f"{shown}: cannot read input file: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise CaseInputError(f"{shown}: is a directory, expected a JSONL file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+        raise CaseInputError(f"{shown}: is {kind}; input_path must be a regular JSONL file")
+
+
+class OversizedLine(bytes):
+    """The first bytes of a line longer than the limit (the rest is never held)."""
+
+    full_length: int
+
+
+def _oversized(prefix: bytes, full_length: int) -> OversizedLine:
+    line = OversizedLine(prefix)
+    line.full_length = full_length
+    return line
+
+
+def line_too_long(path: str | Path, line_no: int, length: int) -> str:
+    return (
+        f"{display_path(path)}:{line_no}: line is {length} bytes, over the limit of "
+        f"{max_line_bytes()} (ini evals_max_line_bytes)"
+    )
+
+
+def nested_too_deep(path: str | Path, line_no: int, depth: int) -> str:
+    return (
+        f"{display_path(path)}:{line_no}: JSON nested {depth} levels deep, over the limit of "
+        f"{max_depth()} (ini evals_max_json_depth)"
+    )
 _ID_FIELD = re.compile(rb'"id"\s*:')
 _UNSAFE = re.compile(r"\s+|::|[\[\]]")
 
 
 def safe_id(value: object) -> str:
     """A case id usable inside a pytest node id (no whitespace, '::' or brackets)."""
-    text = str(value).strip()
+    text = escape_surrogates(str(value).strip())
     return _UNSAFE.sub("_", text) or "_"
 
 
@@ -44,11 +141,39 @@ def _describe_decode_error(path: Path, line_no: int, exc: UnicodeDecodeError) ->
     )
 
 
+def _raw_lines(fh: Any, limit: int) -> Iterator[bytes]:
+    """Lines with their endings; a line over ``limit`` is an :class:`OversizedLine`."""
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw
+            continue
+        # Skip the rest of the line in bounded reads, counting its length.
+        total = len(raw)
+        while True:
+            rest = fh.readline(1 << 20)
+            total += len(rest)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield _oversized(raw[:limit], total)
+
+
 def iter_lines(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
-    """Yield (line number, offset, length, raw bytes without line ending) for each line."""
+    """Yield (line number, offset, length, raw bytes without line ending) for each line.
+
+    A line over the size limit yields its first bytes as an :class:`OversizedLine`
+    (with the real length), so offsets stay right and the case can name the problem.
+    """
+    check_regular_file(path)
     with path.open("rb") as fh:
         offset = 0
-        for line_no, raw in enumerate(fh, start=1):
+        for line_no, raw in enumerate(_raw_lines(fh, max_line_bytes()), start=1):
+            if isinstance(raw, OversizedLine):
+                yield line_no, offset, raw.full_length, raw
+                offset += raw.full_length
+                continue
             length = len(raw)
             body = raw
             if line_no == 1 and body.startswith(BOM):
@@ -62,10 +187,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
 
 def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
     """One :class:`CaseRef` per non-blank line; ids from ``id_field`` or ``line-N``."""
-    if not path.exists():
-        raise CaseInputError(f"{display_path(path)}: input file not found")
-    if path.is_dir():
-        raise CaseInputError(f"{display_path(path)}: is a directory, expected a JSONL file")
+    check_regular_file(path)
     seen: dict[str, int] = {}
     count = 0
     shown = display_path(path)
@@ -76,17 +198,24 @@ def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
         count += 1
         error = None
         case_id: str | None = None
-        if id_pattern.search(body):
+        if isinstance(body, OversizedLine):
+            error = line_too_long(path, line_no, length)
+        elif id_pattern.search(body):
             # Only lines that mention the id field are parsed here: ids must be known
             # at collection, everything else waits until the case runs.
-            try:
-                data = json.loads(body.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                data = None
+            data = None
+            depth = too_deep(body, max_depth())
+            if depth is not None:
+                error = nested_too_deep(path, line_no, depth)
+            else:
+                try:
+                    data = json.loads(body.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    data = None
             if isinstance(data, dict) and isinstance(data.get(id_field), (str, int)) and str(data[id_field]).strip():
                 case_id = safe_id(data[id_field])
         name = case_id or f"line-{line_no}"
-        if name in seen:
+        if name in seen and error is None:
             error = (
                 f"{shown}:{line_no}: duplicate id {name!r} (first used at line {seen[name]}); "
                 "ids must be unique within a file"
@@ -127,8 +256,13 @@ else:  # Windows
 def read_json_line(ref: CaseRef) -> Any:
     """Read and parse the line a ref points at; errors name the file and line."""
     path, offset, length = ref.locator
+    if length > max_line_bytes():
+        raise CaseInputError(line_too_long(path, ref.line, length))
     raw = _read_at(path, offset, length)
     body = raw.rstrip(b"\r\n")
+    depth = too_deep(body, max_depth())
+    if depth is not None:
+        raise CaseInputError(nested_too_deep(path, ref.line, depth))
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -137,3 +271,6 @@ def read_json_line(ref: CaseRef) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CaseInputError(f"{display_path(path)}:{ref.line}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        # Below the depth limit but still too deep for this interpreter's stack.
+        raise CaseInputError(nested_too_deep(path, ref.line, max_depth())) from None

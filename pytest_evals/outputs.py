@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.redact import scrub
+
 _RUN_DIR = pytest.StashKey["Path | None"]()
 
 
@@ -67,5 +69,6 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     if isinstance(data, bytes):
         tmp.write_bytes(data)
     else:
-        tmp.write_text(data, encoding="utf-8", newline="")
+        # Every text file the run writes passes here: mask secrets, escape surrogates.
+        tmp.write_text(scrub(data), encoding="utf-8", newline="")
     os.replace(tmp, path)

@@ -9,6 +9,9 @@ are applied here, once, so workers and the controller see the same configuration
 from __future__ import annotations
 
 import fnmatch
+import math
+import types
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,15 +145,85 @@ def suite_name(path: Path, raw: Mapping[str, Any]) -> str:
     return base
 
 
+#: A suite file is a few kilobytes; anything far larger is a mistake or an attack.
+MAX_SUITE_BYTES = 4 * 2**20
+#: Nodes of the document with every alias expanded: what validation and the reports
+#: walk. A "billion laughs" file is a few hundred bytes that expand to ~10^9 nodes.
+MAX_SUITE_NODES = 200_000
+
+
+def _expanded_size(root: yaml.Node, where: str) -> int:
+    """Node count with aliases expanded, computed once per shared node (no expansion)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        ident = id(node)
+        if done:
+            active.discard(ident)
+            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            if total > MAX_SUITE_NODES:
+                raise SuiteConfigError(
+                    f"{where}: the YAML expands to more than {MAX_SUITE_NODES} values "
+                    "(anchors and aliases nested too deeply); suite files are refused "
+                    "beyond that size"
+                )
+            sizes[ident] = total
+            continue
+        if ident in sizes:
+            continue
+        if ident in active:
+            raise SuiteConfigError(f"{where}: the YAML has a recursive alias (an anchor that contains itself)")
+        active.add(ident)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def load_yaml_limited(text: str, where: str) -> Any:
+    """``yaml.safe_load`` with a size and alias-expansion limit, checked before any
+    value is constructed, so a hostile file fails in milliseconds."""
+    if len(text) > MAX_SUITE_BYTES:
+        raise SuiteConfigError(f"{where}: suite file is {len(text)} characters, over the limit of {MAX_SUITE_BYTES}")
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise SuiteConfigError(f"{where}: the YAML is nested too deeply") from None
+        if node is None:
+            return None
+        _expanded_size(node, where)
+        try:
+            return loader.construct_document(node)
+        except RecursionError:
+            raise SuiteConfigError(f"{where}: the YAML is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
     try:
+        if path.stat().st_size > MAX_SUITE_BYTES:
+            raise SuiteConfigError(
+                f"{path}: suite file is {path.stat().st_size} bytes, over the limit of {MAX_SUITE_BYTES}"
+            )
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise SuiteConfigError(f"{path}: suite file not found") from None
     except UnicodeDecodeError as exc:
         raise SuiteConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml_limited(text, str(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -160,6 +233,73 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise SuiteConfigError(f"{path}: a suite must be a mapping of fields, got {type(raw).__name__}")
     return raw
+
+
+def _scalar_kind(annotation: Any) -> str | None:
+    """"bool", "int" or "float" for fields of those types (optional or not), else None."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        args = {a for a in typing.get_args(annotation) if a is not type(None)}
+    else:
+        args = {annotation}
+    if args == {bool}:
+        return "bool"
+    if args == {int}:
+        return "int"
+    if args in ({float}, {int, float}):
+        return "float"
+    return None
+
+
+def _scalar_problem(kind: str, value: Any) -> str | None:
+    if kind == "bool":
+        if not isinstance(value, bool):
+            return f"Input should be a valid boolean (true or false), got {value!r} ({type(value).__name__})"
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"expected a number, got {value!r} ({type(value).__name__})"
+    if kind == "int" and not isinstance(value, int):
+        return f"expected a whole number, got {value!r}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"expected a finite number, got {value!r}"
+    return None
+
+
+def _non_finite(node: Any, path: str) -> Iterable[str]:
+    if isinstance(node, float) and not math.isfinite(node):
+        yield f"field {path!r}: expected a finite number, got {node!r}"
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _non_finite(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _non_finite(value, f"{path}[{i}]")
+
+
+def strict_scalar_problems(raw: Mapping[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Booleans that are not true/false and numbers that are not finite numbers.
+
+    pydantic's lax mode would read ``"true"``, ``1`` and ``1.0`` as true and ``"0.9"``
+    as a number; in a CI gate a quoted or mistyped value must be an error, not a guess.
+    """
+    problems: list[str] = []
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        if key not in raw or raw[key] is None:
+            continue
+        value = raw[key]
+        kind = _scalar_kind(info.annotation)
+        if kind is not None:
+            problem = _scalar_problem(kind, value)
+            if problem:
+                problems.append(f"field {prefix + key!r}: {problem}")
+        elif key == "metrics" and isinstance(value, list):
+            for i, entry in enumerate(value):
+                if isinstance(entry, Mapping):
+                    problems += strict_scalar_problems(entry, MetricSpec, f"{prefix}{key}[{i}].")
+        elif isinstance(value, (Mapping, list)):
+            problems += _non_finite(value, prefix + key)
+    return problems
 
 
 def format_validation_error(where: str, exc: ValidationError) -> str:
@@ -202,8 +342,15 @@ def load_suite(
         if used is not None:
             # by identity: override values may be unhashable lists
             used.add(id(ov))
+    problems = strict_scalar_problems(raw, task_cls.config_model)
     try:
         config = task_cls.config_model.model_validate(raw)
     except ValidationError as exc:
-        raise SuiteConfigError(format_validation_error(str(path), exc)) from None
+        lines = format_validation_error(str(path), exc).split("\n")
+        # One message per field: the strict check's, then pydantic's for the others.
+        named = {p.split(":", 1)[0] for p in problems}
+        others = [line for line in lines[1:] if line.strip().split(":", 1)[0] not in named]
+        raise SuiteConfigError("\n".join([lines[0], *(f"  {p}" for p in problems), *others])) from None
+    if problems:
+        raise SuiteConfigError("\n".join([f"{path}: invalid suite configuration", *(f"  {p}" for p in problems)]))
     return Suite(path=path, nodeid=nodeid, name=name, config=config, raw=raw)

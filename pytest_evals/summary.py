@@ -6,12 +6,11 @@ shows the same numbers: one table per suite and a line for each missed gate.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evals import __version__
+from pytest_evals import __version__, strictjson
 from pytest_evals.aggregate import Metric, count, tree_to_json, walk
 from pytest_evals.errors import SuiteConfigError
 from pytest_evals.gates import check, parse_thresholds
@@ -182,7 +181,7 @@ def write_generated(state: EvalSession) -> dict[str, str]:
         name = folders[suite_id]
         path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
         rows.sort(key=lambda r: r[0])
-        atomic_write(path, "".join(json.dumps(g, ensure_ascii=False) + "\n" for _, g in rows))
+        atomic_write(path, "".join(strictjson.dumps(g, ensure_ascii=False) + "\n" for _, g in rows))
         written[suite_id] = str(path)
     return written
 
@@ -202,7 +201,7 @@ def write_outputs(state: EvalSession) -> None:
             s["generated_path"] = generated[s["suite"]]
     path = state.config.getoption("evals_json", None)
     if path:
-        atomic_write(Path(path), json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+        atomic_write(Path(path), strictjson.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     _junit_properties(state)
 
 

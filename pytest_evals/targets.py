@@ -17,6 +17,7 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
     from pytest_evals.suite import Suite
 
-#: Environment variable that also carries the case to a command target.
-CASE_ENV = "EVALS_CASE_JSON"
+#: Environment variable naming a file that also holds the case (for commands that do
+#: not read stdin). The case itself never goes into the environment: the kernel caps
+#: one variable at 128 KiB (E2BIG), and environments leak into process listings.
+CASE_FILE_ENV = "EVALS_CASE_FILE"
 
 
 class Target(Protocol):
@@ -119,26 +122,36 @@ class CommandTarget:
         self.description = f"command {shlex.join(self.argv)!r}"
 
     async def run(self, case: dict[str, Any]) -> Any:
-        payload = json.dumps(case, ensure_ascii=False)
-        env = {**os.environ, **self.env, CASE_ENV: payload}
+        # ASCII JSON: any text (lone surrogates included) encodes, and commands that
+        # decode stdin in another charset still read it.
+        payload = json.dumps(case, ensure_ascii=True).encode("ascii")
         async with self._limit:
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *self.argv,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    cwd=self.cwd,
-                    env=env,
-                )
-            except OSError as exc:
-                raise TargetError(f"{self.description} could not start: {exc}") from exc
-            try:
-                out, err = await asyncio.wait_for(proc.communicate(payload.encode()), self.timeout)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
-                raise TargetError(f"{self.description} timed out after {self.timeout:g} s") from None
+            with tempfile.TemporaryDirectory(prefix="evals-case-") as folder:
+                case_file = Path(folder, "case.json")
+                # A private folder (0700) and file: the case may hold personal data.
+                case_file.write_bytes(payload)
+                env = {**os.environ, **self.env, CASE_FILE_ENV: str(case_file)}
+                env.pop("EVALS_CASE_JSON", None)
+                return await self._run(payload, env)
+
+    async def _run(self, payload: bytes, env: dict[str, str]) -> Any:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=env,
+            )
+        except OSError as exc:
+            raise TargetError(f"{self.description} could not start: {exc}") from exc
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(payload), self.timeout)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise TargetError(f"{self.description} timed out after {self.timeout:g} s") from None
         if proc.returncode != 0:
             tail = err.decode(errors="replace").strip()[-500:]
             raise TargetError(f"{self.description} exited with status {proc.returncode}: {tail}")

@@ -51,6 +51,23 @@ _PROCESS_TOKEN = uuid.uuid4().hex[:12]
 
 Lookup = Literal["hit", "claimed", "busy"]
 
+#: Problems with the cache this process met, each once: shown in the terminal summary,
+#: because a cache that quietly stops working re-pays every answer.
+_PROBLEMS: list[str] = []
+_problems_lock = threading.Lock()
+
+
+def note_problem(text: str) -> None:
+    log.warning("pytest_evals: %s", text)
+    with _problems_lock:
+        if text not in _PROBLEMS:
+            _PROBLEMS.append(text)
+
+
+def problems() -> list[str]:
+    with _problems_lock:
+        return list(_PROBLEMS)
+
 
 def cache_key(payload: Mapping[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the request's semantic fields."""
@@ -136,12 +153,12 @@ class ResponseCache:
         self.run_id = run_id
         self.refresh = refresh
         self.claim_ttl = claim_ttl
-        self._caches: dict[str, diskcache.Cache | None] = {}
+        self._caches: dict[str, diskcache.Cache | ReadOnlyCache | None] = {}
         self._lock = threading.Lock()
         self._batchers: dict[asyncio.AbstractEventLoop, _Batcher] = {}
 
     # -- namespaces ---------------------------------------------------------------------
-    def namespace(self, name: str) -> diskcache.Cache | None:
+    def namespace(self, name: str) -> diskcache.Cache | ReadOnlyCache | None:
         if name in self._caches:
             return self._caches[name]
         with self._lock:
@@ -149,7 +166,7 @@ class ResponseCache:
                 self._caches[name] = self._open(name)
             return self._caches[name]
 
-    def _open(self, name: str) -> diskcache.Cache | None:
+    def _open(self, name: str) -> diskcache.Cache | ReadOnlyCache | None:
         import diskcache
 
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "default"
@@ -161,10 +178,19 @@ class ResponseCache:
                 str(path), eviction_policy="none", size_limit=2**62, cull_limit=0
             )
         except Exception as exc:
-            log.warning(
-                "pytest_evals: response cache %s unusable, continuing without it: %s", path, exc
+            reason = f"{type(exc).__name__}: {exc}"
+        readonly = ReadOnlyCache.open(path)
+        if readonly is not None:
+            note_problem(
+                f"response cache {path} is read-only ({reason}): stored answers are used, "
+                "new answers are not saved"
             )
-            return None
+            return readonly
+        note_problem(
+            f"response cache {path} is unusable ({reason}): every request goes to the "
+            "endpoint and nothing is saved"
+        )
+        return None
 
     # -- reads (inline) -----------------------------------------------------------------
     def fresh(self, value: Any) -> bool:
@@ -188,7 +214,7 @@ class ResponseCache:
         try:
             value = cache.get(key)
         except Exception as exc:  # corrupt row, locked database...: a miss
-            log.debug("pytest_evals: cache read error (treated as a miss): %s", exc)
+            note_problem(f"response cache read error in {self.root / namespace} (treated as a miss): {type(exc).__name__}: {exc}")
             return None
         return self.usable(value)
 
@@ -218,21 +244,27 @@ class ResponseCache:
 
     async def lookup_or_claim(self, namespace: str, key: str) -> tuple[Lookup, Any]:
         """("hit", value) | ("claimed", None) | ("busy", Claim), decided atomically."""
-        if self.namespace(namespace) is None:
+        cache = self.namespace(namespace)
+        if cache is None:
             return "claimed", None
+        if isinstance(cache, ReadOnlyCache):
+            value = self.get(namespace, key)
+            return ("hit", value) if value is not None else ("claimed", None)
         result: tuple[Lookup, Any] = await self._batcher().submit("claim", namespace, key, None)
         return result
 
     async def store(self, namespace: str, key: str, value: dict[str, Any]) -> None:
         """Write an answer (and drop our claim on it)."""
-        if self.namespace(namespace) is None:
+        cache = self.namespace(namespace)
+        if cache is None or isinstance(cache, ReadOnlyCache):
             return
         stored = {**value, "v": VALUE_VERSION, "run": self.run_id, "created": time.time()}
         await self._batcher().submit("store", namespace, key, stored)
 
     def release(self, namespace: str, key: str) -> None:
         """Drop our claim (the request failed or was cancelled), without waiting."""
-        if self.namespace(namespace) is None:
+        cache = self.namespace(namespace)
+        if cache is None or isinstance(cache, ReadOnlyCache):
             return
         # No running loop (shutdown): the claim then expires on its own.
         with contextlib.suppress(RuntimeError):
@@ -313,16 +345,65 @@ class _Batcher:
         for namespace, ops in by_namespace.items():
             cache = self.cache.namespace(namespace)
             try:
-                assert cache is not None
+                # Read-only and unusable namespaces never queue writes (see store/claim).
+                assert cache is not None and not isinstance(cache, ReadOnlyCache)
                 with cache.transact():
                     results = [self.cache._apply(cache, op.kind, op.key, op.value) for op in ops]
                 self.commits += 1
             except Exception as exc:
-                log.warning(
-                    "pytest_evals: cache write failed (continuing without caching): %s", exc
+                note_problem(
+                    f"response cache {self.cache.root / namespace}: write failed, answers are "
+                    f"not being saved ({type(exc).__name__}: {exc})"
                 )
                 # A failed lookup means "ask"; a failed store only loses the cached copy.
                 results = [("claimed", None) if op.kind == "claim" else None for op in ops]
             for op, result in zip(ops, results, strict=True):
                 if not op.future.done():
                     op.future.set_result(result)
+
+
+class ReadOnlyCache:
+    """Reads a diskcache directory this process may not write (read-only mount, another
+    user's cache): answers found are still used, without locks or schema changes."""
+
+    def __init__(self, connection: Any, directory: Path) -> None:
+        import diskcache
+
+        self._db = connection
+        self._disk = diskcache.Disk(str(directory))
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, directory: Path) -> ReadOnlyCache | None:
+        import sqlite3
+
+        db = directory / "cache.db"
+        if not db.is_file():
+            return None
+        try:
+            # immutable=1: no locks and no -wal/-shm files, which a read-only folder forbids.
+            connection = sqlite3.connect(
+                f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False
+            )
+            connection.execute("SELECT key, raw, mode, filename, value FROM Cache LIMIT 1").fetchall()
+        except Exception:
+            return None
+        return cls(connection, directory)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1", (key,)
+            ).fetchone()
+        if row is None:
+            return default
+        mode, filename, value = row
+        return self._disk.fetch(mode, filename, value, False)
+
+    def iterkeys(self) -> Any:
+        with self._lock:
+            rows = self._db.execute("SELECT key FROM Cache WHERE raw = 1").fetchall()
+        return iter(r[0] for r in rows)
+
+    def close(self) -> None:
+        self._db.close()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 import threading
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pytest_evals import inline, usage
+from pytest_evals import inline, redact, usage
 from pytest_evals.llm.cache import ResponseCache, cache_key
 from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.limiter import AdaptiveLimiter
@@ -167,8 +168,7 @@ class LLMClient:
         return f"LLMClient(model={self.model!r}, endpoint={where!r}, transport={self.settings.transport!r})"
 
     def redact(self, text: str) -> str:
-        key = self.settings.api_key
-        return key.redact(text) if key is not None else text
+        return redact.redact(text)
 
     # -- per-loop resources ---------------------------------------------------------------
     def _state(self) -> _LoopState:
@@ -302,7 +302,8 @@ class LLMClient:
         inline.on_abort(lambda: self._uncount_hit(cost))
         usage.record(cache_hits=1)
         return ChatResponse(
-            text=value["text"],
+            # Answers stored before a secret was known to this layer are masked on the way out.
+            text=redact.redact(value["text"]),
             model=value["model"],
             prompt_tokens=value["prompt_tokens"],
             completion_tokens=value["completion_tokens"],
@@ -364,6 +365,10 @@ class LLMClient:
         self.stats.cache_misses += 1
         try:
             completion = await self._request(state, body)
+            if redact.contains_secret(completion.text):
+                # A reply that echoes a key is stored and shown masked: the cache and the
+                # reports are files like any other.
+                completion = dataclasses.replace(completion, text=redact.redact(completion.text))
             cost = cost_of(
                 completion.model,
                 completion.prompt_tokens,

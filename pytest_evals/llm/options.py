@@ -112,6 +112,7 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_model_seed", "seed sent to the model", default="")
     ini("evals_concurrency", "model requests in flight per process", default="")
     ini("evals_transport", "aiohttp or openai", default="")
+    ini("evals_max_response_bytes", "largest response body read from the endpoint (default 16 MiB)", default="")
     ini("evals_cache_dir", "response cache root", default="")
     ini("evals_cache", "use the response cache", type="bool", default=True)
     ini("evals_offline", "judge with the embedded local model", type="bool", default=False)

@@ -64,10 +64,14 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    parsed = email.utils.parsedate_to_datetime(value) if value else None
-    if parsed is None:
+    try:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+    except (ValueError, TypeError, OverflowError):
+        # Unparseable: still a 429 (throttling), just without a server-given wait.
         return None
-    return max(0.0, parsed.timestamp() - time.time())
 
 
 @dataclass(frozen=True)

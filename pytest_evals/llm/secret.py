@@ -1,15 +1,15 @@
 """The API key: held in one object whose repr never shows it, and scrubbed from text.
 
-Exceptions from HTTP libraries and servers can quote request headers or the key itself
-("Incorrect API key provided: sk-..."). Every message the layer shows or stores passes
-through :meth:`Secret.redact` first.
+Creating a :class:`Secret` registers its value with the process-wide redaction layer
+(:mod:`pytest_evals.redact`), so every text that leaves the process is masked, not
+only the messages this layer builds.
 """
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from pytest_evals import redact as _redact
 
-MASK = "***"
+MASK = _redact.MASK
 
 
 class Secret:
@@ -17,17 +17,15 @@ class Secret:
 
     def __init__(self, value: str) -> None:
         self._value = value
+        _redact.register(value)
 
     def reveal(self) -> str:
         """The key itself: only for building the Authorization header."""
         return self._value
 
     def redact(self, text: str) -> str:
-        if not self._value:
-            return text
-        for form in {self._value, quote(self._value, safe="")}:
-            text = text.replace(form, MASK)
-        return text
+        # Every registered secret, not only this one: a server may quote any header.
+        return _redact.redact(text)
 
     def __bool__(self) -> bool:
         return bool(self._value)
@@ -42,5 +40,5 @@ class Secret:
         raise TypeError("Secret values cannot be pickled")
 
 
-def redact(text: str, secret: Secret | None) -> str:
-    return secret.redact(text) if secret is not None else text
+def redact(text: str, secret: Secret | None = None) -> str:
+    return _redact.redact(text)

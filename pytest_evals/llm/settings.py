@@ -6,12 +6,15 @@ the API key variable) > defaults.
 
 from __future__ import annotations
 
+import base64
 import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from pytest_evals import redact
 from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table
 from pytest_evals.llm.secret import Secret
 
@@ -22,6 +25,9 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 #: Lets a test suite (or CI) move every cache away from the user's home in one place.
 CACHE_DIR_ENV = "PYTEST_EVALS_CACHE_DIR"
+
+#: A chat completion is kilobytes; 16 MiB leaves room for long replies and logprobs.
+DEFAULT_MAX_BODY_BYTES = 16 * 2**20
 
 Transport = Literal["openai", "aiohttp"]
 TRANSPORTS: tuple[str, ...] = ("openai", "aiohttp")
@@ -58,6 +64,8 @@ class LLMSettings:
     force_offline: bool = False
     transport: Transport = "aiohttp"
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    #: Largest response body read from the endpoint (an endless body must not fill memory).
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: Identifies one pytest run (shared by its xdist workers): with --evals-refresh an
     #: answer written during this run counts as fresh, so workers do not re-ask it.
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -73,10 +81,32 @@ class LLMSettings:
             raise ValueError(f"--evals-timeout must be positive, got {self.timeout}")
         if self.max_retries < 0:
             raise ValueError(f"--evals-max-retries cannot be negative, got {self.max_retries}")
+        if self.max_body_bytes < 1:
+            raise ValueError(f"evals_max_response_bytes must be positive, got {self.max_body_bytes}")
+        userinfo = split_userinfo(self.configured_base_url or "")[1]
+        if userinfo is not None:
+            redact.register_userinfo(*userinfo)
 
     @property
     def base_url(self) -> str:
-        return (self.configured_base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        """The endpoint without credentials: what is requested, keyed and shown."""
+        return split_userinfo(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)[0].rstrip("/")
+
+    @property
+    def authorization(self) -> str | None:
+        """The Authorization header: Basic from the URL's userinfo, else Bearer with the key.
+
+        Credentials in the URL are the user's explicit choice for this endpoint (a proxy
+        with Basic auth), so they win over an API key set in the environment; sending
+        both would make the HTTP client refuse the request.
+        """
+        userinfo = split_userinfo(self.configured_base_url or "")[1]
+        if userinfo is not None:
+            pair = f"{userinfo[0]}:{userinfo[1]}".encode()
+            return "Basic " + base64.b64encode(pair).decode("ascii")
+        if self.api_key:
+            return f"Bearer {self.api_key.reveal()}"
+        return None
 
     @property
     def offline(self) -> bool:
@@ -100,6 +130,17 @@ class LLMSettings:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:pw@host/v1`` -> (``http://host/v1``, ("user", "pw"))."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    clean = urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(user), unquote(password))
 
 
 def _pick(config: pytest.Config, dest: str, ini: str | None) -> Any:
@@ -172,6 +213,12 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         dry_run=_bool(pick("dry_run", ini=False) or False),
         force_offline=_bool(pick("offline") or False),
         transport=pick("transport") or "aiohttp",
+        max_body_bytes=_optional_number(
+            _pick(config, "evals_max_response_bytes", "evals_max_response_bytes"),
+            int,
+            "evals_max_response_bytes",
+        )
+        or DEFAULT_MAX_BODY_BYTES,
         prices=build_price_table(
             [*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]
         ),

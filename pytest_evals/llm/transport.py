@@ -90,6 +90,73 @@ def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
         raise malformed(f"{type(exc).__name__}: {exc}") from None
 
 
+class BodyTooLarge(Exception):
+    """The server sent more than ``max_body_bytes``: an endless body must not fill memory."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+    def attempt_error(self) -> AttemptError:
+        # Not retried: a server that sent this once will send it again.
+        return AttemptError(
+            f"response body larger than {self.limit} bytes (evals_max_response_bytes); "
+            "the reply was not read",
+            retryable=False,
+        )
+
+
+def check_length(headers: Any, limit: int) -> None:
+    """Refuse early when the server announces a body over the cap."""
+    announced = headers.get("Content-Length") if headers is not None else None
+    if announced is not None and announced.strip().isdigit() and int(announced) > limit:
+        raise BodyTooLarge(limit)
+
+
+async def read_capped(chunks: Any, limit: int) -> bytes:
+    """Join an async iterator of byte chunks, raising BodyTooLarge past ``limit`` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+@lru_cache(maxsize=1)
+def _capped_stream_class() -> type:
+    """An httpx response stream that stops at the cap (wraps the SDK's response body).
+
+    Built on first use: it must subclass the installed httpx's AsyncByteStream, and
+    httpx is imported only with the SDK."""
+    import importlib
+
+    try:
+        httpx_mod = importlib.import_module("httpx2")
+    except ImportError:  # older SDKs are built on httpx
+        httpx_mod = importlib.import_module("httpx")
+
+    class CappedStream(httpx_mod.AsyncByteStream):  # type: ignore[name-defined]
+        def __init__(self, stream: Any, limit: int) -> None:
+            self._stream = stream
+            self._limit = limit
+
+        async def __aiter__(self) -> Any:
+            size = 0
+            async for chunk in self._stream:
+                size += len(chunk)
+                if size > self._limit:
+                    raise BodyTooLarge(self._limit)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._stream.aclose()
+
+    return CappedStream
+
+
 def error_message(raw: bytes) -> str:
     """The server's own error message when the body is an OpenAI-style error, else a snippet."""
     try:
@@ -106,8 +173,10 @@ class AiohttpTransport:
 
         self._aiohttp = aiohttp
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if settings.api_key:
-            headers["Authorization"] = f"Bearer {settings.api_key.reveal()}"
+        authorization = settings.authorization
+        if authorization:
+            headers["Authorization"] = authorization
+        self._max_body = settings.max_body_bytes
         self._session = aiohttp.ClientSession(
             headers=headers,
             connector=aiohttp.TCPConnector(
@@ -122,9 +191,12 @@ class AiohttpTransport:
         aiohttp = self._aiohttp
         try:
             async with self._session.post(self._url, data=json.dumps(body).encode()) as resp:
-                raw = await resp.read()
                 status = resp.status
                 headers = resp.headers
+                check_length(headers, self._max_body)
+                raw = await read_capped(resp.content.iter_chunked(65536), self._max_body)
+        except BodyTooLarge as exc:
+            raise exc.attempt_error() from None
         except aiohttp.ClientError as exc:
             raise AttemptError(
                 f"connection error: {type(exc).__name__}: {exc}", retryable=True
@@ -154,13 +226,19 @@ class OpenAITransport:
         import openai
 
         self._openai = openai
-        http_client = openai.DefaultAioHttpClient(limits=_limits(settings.concurrency))
+        self._max_body = settings.max_body_bytes
+        http_client = openai.DefaultAioHttpClient(
+            limits=_limits(settings.concurrency), event_hooks={"response": [self._cap_body]}
+        )
+        authorization = settings.authorization
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key.reveal() if settings.api_key else NO_KEY,
             base_url=settings.base_url,
             max_retries=0,
             timeout=settings.timeout,
             http_client=http_client,
+            # The SDK puts its own Bearer header first; ours (Basic from the URL) wins.
+            default_headers={"Authorization": authorization} if authorization else None,
         )
         self._known = _sdk_parameters()
 
@@ -172,6 +250,8 @@ class OpenAITransport:
             completion = await self._client.chat.completions.create(
                 **kwargs, extra_body=extra or None
             )
+        except BodyTooLarge as exc:
+            raise exc.attempt_error() from None
         except openai.APIStatusError as exc:
             raise status_error(
                 exc.status_code, error_message(exc.response.content), exc.response.headers
@@ -186,6 +266,11 @@ class OpenAITransport:
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise malformed(f"{type(exc).__name__}: {exc}") from None
         return completion_from_sdk(completion, str(body.get("model")))
+
+    async def _cap_body(self, response: Any) -> None:
+        # Runs before the SDK reads the body, for answers and error bodies alike.
+        check_length(response.headers, self._max_body)
+        response.stream = _capped_stream_class()(response.stream, self._max_body)
 
     async def aclose(self) -> None:
         await self._client.close()

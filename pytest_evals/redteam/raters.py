@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from pytest_evals.errors import InfrastructureError, JudgeError, SuiteConfigError
 from pytest_evals.llm.retry import AttemptError, Backoff, status_error
+from pytest_evals.redact import register_headers
 
 if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
@@ -210,7 +211,9 @@ class HttpRater:
         self.spec = spec
         self.url = spec.url
         # Query strings may hold tokens: the name shows only host and path.
-        self.name = spec.name or f"{parts.netloc}{parts.path}"
+        # Nor the userinfo of ``user:password@host`` (netloc would carry it).
+        host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+        self.name = spec.name or f"{host}{parts.path}"
         self.backoff = Backoff()
 
     async def attempt(self, headers: dict[str, str], body: dict[str, str]) -> str:
@@ -246,7 +249,7 @@ class HttpRater:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def rate(self, user: str, assistant: str) -> RawRating:
-        headers = expand_headers(self.spec.headers, self.name)
+        headers = dict(register_headers(expand_headers(self.spec.headers, self.name)))
         text = await self.post(headers, {"user": user, "assistant": assistant})
         try:
             value = json.loads(text)

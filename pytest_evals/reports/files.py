@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evals import strictjson
 from pytest_evals.outputs import atomic_write, folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
@@ -145,7 +146,7 @@ def write_results_jsonl(session: Any, path: Path, order: Mapping[str, int]) -> i
     offset = 0
     with unsorted.open("wb") as fh:
         for data in session.iter_full_results():
-            line = (json.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            line = (strictjson.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
             fh.write(line)
             suite = str(data.get("suite", ""))
             keys.append((order.get(suite, len(order)), int(data.get("index") or 0), str(data.get("case_id", "")), offset, len(line)))
@@ -191,7 +192,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         if config_data is not None:
             header = f"# effective configuration of {suite_id} (after command-line overrides)\n"
             atomic_write(sub / "config.yaml", header + yaml.safe_dump(config_data, sort_keys=False, allow_unicode=True))
-            atomic_write(sub / "config.json", json.dumps(config_data, indent=2, ensure_ascii=False) + "\n")
+            atomic_write(sub / "config.json", strictjson.dumps(config_data, indent=2, ensure_ascii=False) + "\n")
             files["config"] = f"{name}/config.yaml"
         header_cols, rows = case_rows(by_suite.get(suite_id, []))
         atomic_write(sub / "results.csv", csv_text(header_cols, rows))
@@ -200,7 +201,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         files.update(results_csv=f"{name}/results.csv", aggregate_csv=f"{name}/aggregate.csv", gates_csv=f"{name}/gates.csv")
         tables = s.get("tables") or {}
         if tables:
-            atomic_write(sub / "tables.json", json.dumps(tables, indent=2, ensure_ascii=False, default=str) + "\n")
+            atomic_write(sub / "tables.json", strictjson.dumps(tables, indent=2, ensure_ascii=False, default=str) + "\n")
             files["tables"] = f"{name}/tables.json"
             cm = tables.get("confusion_matrix")
             if isinstance(cm, Mapping) and cm.get("labels"):
@@ -235,6 +236,6 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         )
     order = {str(s.get("suite")): i for i, s in enumerate(suites)}
     manifest["cases"] = write_results_jsonl(session, folder / "results.jsonl", order)
-    atomic_write(folder / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-    atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(folder / "summary.json", strictjson.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+    atomic_write(folder / "manifest.json", strictjson.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return {"folder": str(folder), **manifest}

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_evals import strictjson
 from pytest_evals.results import CaseResult
 
 
@@ -202,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
         missed = [g for g in s["gates"] if not g["passed"]]
         print(f"{s['name']}: {s['cases']['total']} cases -> {verdict}" + (f" ({len(missed)} gate(s) missed)" if missed else ""))
     if args.json:
-        args.json.write_text(json.dumps(fresh, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        args.json.write_text(strictjson.dumps(fresh, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     if not sets:
         diff = differences(stored, fresh)
         for line in diff:

@@ -1,0 +1,195 @@
+"""One redaction layer for every secret this process knows.
+
+A secret is registered once (the API key, the password of a base URL's userinfo, the
+value of a configured header after ``${VAR}`` expansion) and from then on every text
+that leaves the process passes through :func:`redact`: test reports (terminal, JUnit,
+HTML), result files, the JSON summary, log records and answers stored in the cache.
+Besides the clear value the layer masks the forms it travels in: percent-encoded in
+URLs, base64 (with and without padding, standard and URL-safe alphabets) and the
+``user:password`` pair of HTTP Basic auth.
+
+The registry is per process. xdist workers register the same secrets from the same
+configuration, and since a worker redacts its reports before sending them, the
+controller never receives a secret it does not know.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+MASK = "***"
+#: Shorter values would mask ordinary words; they are no protection as secrets anyway.
+MIN_SECRET_LENGTH = 4
+
+_lock = threading.Lock()
+_forms: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+
+
+def _encodings(value: str) -> set[str]:
+    raw = value.encode("utf-8")
+    forms = {value, quote(value, safe=""), quote(value, safe=":@")}
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode("ascii")
+        forms.add(text)
+        # Without padding, and as the leading part of a longer base64 blob.
+        forms.add(text.rstrip("="))
+    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+
+
+def register(value: str | None) -> None:
+    """Mask ``value`` (and its encoded forms) in every text that leaves the process."""
+    global _pattern
+    if not value or len(value) < MIN_SECRET_LENGTH:
+        return
+    new = _encodings(value) - _forms
+    if not new:
+        return
+    with _lock:
+        _forms.update(new)
+        # Longest first, so a secret that contains another is masked whole.
+        ordered = sorted(_forms, key=len, reverse=True)
+        _pattern = re.compile("|".join(re.escape(f) for f in ordered))
+
+
+def register_userinfo(user: str, password: str) -> None:
+    """A URL's ``user:password``: the password alone and the Basic pair are secrets."""
+    register(password)
+    if password:
+        register(f"{user}:{password}")
+
+
+def register_header_value(value: str) -> None:
+    """A configured header: the whole value and the credential after its auth scheme."""
+    register(value)
+    scheme, _, credential = value.strip().partition(" ")
+    if credential and scheme.lower() in ("bearer", "basic", "token", "apikey", "api-key"):
+        register(credential.strip())
+        if scheme.lower() == "basic":
+            with contextlib.suppress(ValueError, UnicodeDecodeError):
+                register(base64.b64decode(credential.strip(), validate=True).decode("utf-8"))
+
+
+def register_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
+    """Register every value of a header mapping; returns it unchanged (for one-line use)."""
+    for value in headers.values():
+        register_header_value(str(value))
+    return headers
+
+
+def active() -> bool:
+    return _pattern is not None
+
+
+def redact(text: str) -> str:
+    pattern = _pattern
+    if pattern is None or not text:
+        return text
+    return pattern.sub(MASK, text)
+
+
+def contains_secret(text: str) -> bool:
+    pattern = _pattern
+    return pattern is not None and pattern.search(text) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Lone surrogates (from JSON ``"\\ud800"``) as ``\\ud800`` text: no UTF-8 encoder
+    accepts them, and one of them used to end an HTML report in INTERNALERROR."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def scrub(text: str) -> str:
+    """A text fit to leave the process: secrets masked, encodable as UTF-8."""
+    return redact(escape_surrogates(text))
+
+
+def _dirty(value: Any) -> bool:
+    if isinstance(value, str):
+        return needs_scrub(value)
+    if isinstance(value, dict):
+        return any(_dirty(k) or _dirty(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_dirty(v) for v in value)
+    return False
+
+
+def scrub_obj(value: Any) -> Any:
+    """``value`` with every string inside it (keys too) scrubbed; other values kept.
+
+    Nearly every value is clean: it is checked first and returned as it is, so the
+    common case allocates nothing (this runs on every case report).
+    """
+    return _scrub_obj(value) if _dirty(value) else value
+
+
+def _scrub_obj(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {_scrub_obj(k): _scrub_obj(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_obj(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_scrub_obj(v) for v in value)
+    return value
+
+
+def needs_scrub(text: str) -> bool:
+    return _SURROGATE.search(text) is not None or contains_secret(text)
+
+
+def known_forms() -> Iterable[str]:
+    """Every masked form (for tests that grep written files); never print these."""
+    return frozenset(_forms)
+
+
+def clear() -> None:
+    """Forget every secret (tests that run several configurations in one process)."""
+    global _pattern
+    with _lock:
+        _forms.clear()
+        _pattern = None
+
+
+_factory_installed = False
+
+
+def install_log_redaction() -> None:
+    """Mask secrets in every log record at creation, whichever logger or handler gets it.
+
+    A filter on one logger misses its children's records and third-party loggers
+    (aiohttp, openai) that may quote a request; the record factory sees them all.
+    """
+    global _factory_installed
+    with _lock:
+        if _factory_installed:
+            return
+        _factory_installed = True
+        previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if _pattern is not None:
+            try:
+                message = record.getMessage()
+            except Exception:  # a broken format string is the handler's problem, not ours
+                return record
+            cleaned = redact(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, None
+        return record
+
+    logging.setLogRecordFactory(factory)
