@@ -39,15 +39,16 @@ def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None
     log = config.getoption("harpia_log", None)
     if not output and not log:
         return
+    from pytest_evals.aggregator import get_aggregator
     from pytest_evals.harpia.writers import harpia_suites, write_log, write_output
-    from pytest_evals.session import get_state
 
     suites = harpia_suites(summary)
     written: list[tuple[str, Path]] = []
     if output:
         written += [("output", p) for p in write_output(_resolve(config, output), suites)]
     if log:
-        results = get_state(config).results_by_suite()
+        agg = get_aggregator(config)
+        results = agg.results_by_suite() if agg is not None else {}
         written += [("log", p) for p in write_log(_resolve(config, log), suites, results)]
     config.stash[_WRITTEN] = written
     summary["harpia"] = {kind: [str(p) for k, p in written if k == kind] for kind in ("output", "log")}

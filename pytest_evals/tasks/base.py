@@ -127,3 +127,9 @@ class Task(Generic[CaseT]):
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         """Metric tree and extra tables (confusion matrices...) over the scored cases."""
         return {}, {}
+
+    def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
+        """Notes for the suite's summary that do not fail it (e.g. "28 of 40 judge
+        replies were unparseable"): shown in the terminal, the JSON and the HTML summary.
+        ``results`` and ``metrics`` are what :meth:`aggregate` got and returned."""
+        return []
