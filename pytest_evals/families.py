@@ -16,6 +16,8 @@ The module may define, all optional:
     configuration (a dict, as if read from a YAML suite file).
 ``COMMANDS``
     module names each offering ``register(subparsers)`` for the ``pytest-evals`` command.
+``PLUGINS``
+    module names of pytest plugins (options, hooks) the family brings.
 ``progress_group(result: dict) -> tuple[str, str] | None``
     the running-metric group of a finished case (its JSON result): ``(group, label)``,
     e.g. ``("qa", "acc")``; None leaves the case to the default (its suite, "pass").
@@ -61,6 +63,7 @@ class Registry:
     tasks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     suite_files: dict[str, str] = field(default_factory=dict)
     commands: list[str] = field(default_factory=list)
+    plugins: list[str] = field(default_factory=list)
     progress_groups: list[ProgressGroup] = field(default_factory=list)
     #: Families that could not be imported: name -> error (shown when a task is missing).
     broken: dict[str, str] = field(default_factory=dict)
@@ -72,6 +75,7 @@ class Registry:
         for pattern, func in dict(getattr(module, "SUITE_FILES", {}) or {}).items():
             self.suite_files.setdefault(str(pattern), str(func))
         self.commands.extend(str(c) for c in getattr(module, "COMMANDS", ()) or ())
+        self.plugins.extend(str(p) for p in getattr(module, "PLUGINS", ()) or ())
         group = getattr(module, "progress_group", None)
         if callable(group):
             self.progress_groups.append(group)

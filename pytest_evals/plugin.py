@@ -27,13 +27,18 @@ from pytest_evals.suitecache import SUITES_KEY, SuiteCache
 pytest_plugins = [
     "pytest_evals.llm.plugin",
     "pytest_evals.progress",
-    "pytest_evals.harpia.plugin",
     "pytest_evals.reports.plugin",
 ]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    from pytest_evals.families import registry
+
+    # Task families' own plugins (their options: pytest_addoption is a historic hook,
+    # so a plugin registered now still adds its options).
+    for name in registry().plugins:
+        pluginmanager.import_plugin(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -6,8 +6,8 @@ lines through the terminal reporter at an interval: short on a terminal, longer 
 logs, and never control characters when the output is not a terminal. The running
 metric is the pass rate of each group of finished cases, read from the result each
 report carries; a group is the suite, unless a task family names another for the case
-(``progress_group`` in its registration, see :mod:`pytest_evals.families`: HaluEval
-shows running accuracy per task type).
+(``progress_group`` in its registration, see :mod:`pytest_evals.families`; a family
+may show running accuracy per task type, say).
 
 On by default only for runs with at least ``evals_progress_min_items`` evaluation
 items; ``--evals-progress`` forces it, ``--no-evals-progress`` turns it off.

@@ -37,7 +37,7 @@ class CaseRef:
     locator: Any = None
     #: A problem found at collection (undecodable bytes, duplicate id): the item errors.
     error: str | None = None
-    #: Light fields safe to show before loading (e.g. HaluEval task type).
+    #: Light fields safe to show before loading (e.g. a benchmark's task type).
     meta: dict[str, Any] = field(default_factory=dict)
 
 
