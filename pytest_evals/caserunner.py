@@ -104,8 +104,6 @@ class CaseRunner:
         return self._prefetched.get(first.nodeid)
 
     def _coming(self, first: CaseItem) -> Sequence[Any]:
-        from pytest_evals.collect import CaseItem
-
         if self._positions is None:
             self._positions = [it for it in first.session.items if is_case_nodeid(it.nodeid)]
         positions = self._positions
@@ -123,7 +121,9 @@ class CaseRunner:
             # xdist's own scheduling: what comes next is unknown; prefetching a guess
             # would evaluate cases another worker also runs.
             return []
-        return [it for it in (positions[i] for i in span) if isinstance(it, CaseItem)]
+        # Case items carry their task (a suite that failed to load has none); the runner
+        # sits below collection and does not import it.
+        return [it for it in (positions[i] for i in span) if hasattr(it, "task")]
 
     def _window(self) -> int:
         window = int(self.config.getini("evals_prefetch_window") or 0)

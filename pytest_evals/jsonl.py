@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.caseref import CaseRef
 from pytest_evals.errors import CaseInputError
-from pytest_evals.tasks.base import CaseRef
 
 BOM = b"\xef\xbb\xbf"
 _ID_FIELD = re.compile(rb'"id"\s*:')
