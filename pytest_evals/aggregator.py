@@ -230,9 +230,9 @@ class Aggregator:
         if self.exit_note:
             self.summary["exit_note"] = self.exit_note
         self.summary["duration_s"] = round(time.time() - self.started, 3)
-        from pytest_evals.outputs import write_outputs
-
-        write_outputs(self)
+        # Every artifact is written here, once the exit status is known, by whoever
+        # implements the hook (pytest_evals.outputs for the core's own files).
+        self.config.hook.pytest_evals_write_outputs(config=self.config, summary=self.summary, aggregator=self)
 
     def _decide_exit(self, session: pytest.Session) -> None:
         """Gates decide: a missed gate fails the run; case failures inside passing gates do not.

@@ -106,11 +106,23 @@ def write_generated(agg: Aggregator) -> dict[str, str]:
     return written
 
 
-def write_outputs(agg: Aggregator) -> None:
-    """The core's artifacts, once the exit status is decided: generated outputs, the JSON
-    summary and the JUnit XML properties."""
-    import json
+class GeneratedWriter:
+    """generated.jsonl files: first, since the other writers point at them."""
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_generated_paths(aggregator)
+
+
+class SummaryWriter:
+    """The JSON summary and JUnit properties: last, with every section others added."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_summary(aggregator)
+
+
+def write_generated_paths(agg: Aggregator) -> None:
     assert agg.summary is not None
     generated = write_generated(agg)
     for s in agg.suites:
@@ -119,6 +131,12 @@ def write_outputs(agg: Aggregator) -> None:
     for entry in agg.summary["suites"]:
         if entry["suite"] in generated:
             entry["generated_path"] = generated[entry["suite"]]
+
+
+def write_summary(agg: Aggregator) -> None:
+    import json
+
+    assert agg.summary is not None
     path = agg.config.getoption("evals_json", None)
     if path:
         atomic_write(Path(path), json.dumps(agg.summary, indent=2, ensure_ascii=False, default=str) + "\n")

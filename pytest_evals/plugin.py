@@ -100,6 +100,10 @@ def pytest_configure(config: pytest.Config) -> None:
         aggregator = Aggregator(config)
         config.stash[AGGREGATOR_KEY] = aggregator
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
+        from pytest_evals.outputs import GeneratedWriter, SummaryWriter
+
+        config.pluginmanager.register(GeneratedWriter(), "pytest_evals_generated_writer")
+        config.pluginmanager.register(SummaryWriter(), "pytest_evals_summary_writer")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
