@@ -1,7 +1,9 @@
 """The ``pytest-evals`` console command: one sub-command per module that offers one.
 
-Each module listed in :data:`COMMANDS` has ``register(subparsers)`` adding its parser
-with ``set_defaults(func=...)``; ``func(args)`` returns the exit code.
+The core's commands are listed in :data:`COMMANDS`; task families add theirs through
+their registration (``COMMANDS`` in the family module, see :mod:`pytest_evals.families`).
+Each module has ``register(subparsers)`` adding its parser with
+``set_defaults(func=...)``; ``func(args)`` returns the exit code.
 """
 
 from __future__ import annotations
@@ -12,22 +14,25 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS: tuple[str, ...] = (
-    "pytest_evals.redteam.cli",
-    "pytest_evals.halueval.cli",
     "pytest_evals.compare",
     "pytest_evals.reports.rescore",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pytest_evals.families import registry
+
     parser = argparse.ArgumentParser(prog="pytest-evals", description="pytest_evals utilities")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (*COMMANDS, *registry().commands):
         try:
             module = importlib.import_module(name)
         except ImportError:
-            continue
-        module.register(sub)
+            continue  # a family's fallback path (its former module) that is gone
+        try:
+            module.register(sub)
+        except argparse.ArgumentError:
+            continue  # the same command offered again under a former module path
     return parser
 
 

@@ -23,34 +23,19 @@ from _pytest._code.code import (
 )
 
 from pytest_evals.errors import EvalsError
+from pytest_evals.families import implicit_suite
 from pytest_evals.results import CaseResult
-from pytest_evals.suite import Suite, load_suite
+from pytest_evals.suitecache import open_suite
 
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackStyle
 
     from pytest_evals.tasks.base import CaseRef, Task
 
-HARPIA_SUFFIX = ".harpia.json"
+__all__ = ["CaseItem", "SuiteErrorItem", "SuiteFile", "implicit_raw", "open_suite"]
 
-
-def implicit_raw(path: Path) -> dict[str, Any] | None:
-    """Files that are a suite by their name alone (HarpIA input files)."""
-    if path.name.endswith(HARPIA_SUFFIX):
-        return {"task": "harpia", "input_path": path.name, "name": path.name[: -len(HARPIA_SUFFIX)]}
-    return None
-
-
-def open_suite(
-    config: pytest.Config, path: Path, nodeid: str, used: set[int] | None = None
-) -> tuple[Suite, Task[Any]]:
-    from pytest_evals.session import get_state
-    from pytest_evals.tasks import get_task_class
-
-    state = get_state(config)
-    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path), used)
-    task = get_task_class(suite.config.task)(suite)
-    return suite, task
+#: Former name of :func:`pytest_evals.families.implicit_suite` (files that are suites by name).
+implicit_raw = implicit_suite
 
 
 class CaseFailure(pytest.fail.Exception):  # type: ignore[name-defined]
@@ -109,9 +94,9 @@ class CaseItem(pytest.Item):
         self.evals_result: CaseResult | None = None
 
     def setup(self) -> None:
-        from pytest_evals.session import get_state
+        from pytest_evals.caserunner import get_runner
 
-        result = get_state(self.config).result_for(self)
+        result = get_runner(self.config).result_for(self)
         self.evals_result = result
         self.user_properties.append(("evals.status", result.status))
         for name, value in result.scores.items():

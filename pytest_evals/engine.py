@@ -16,7 +16,18 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+import pytest
+
 T = TypeVar("T")
+
+#: The running session's engine, set by the case runner; the LLM layer reads it here
+#: (it sits below the session and must not import it).
+ENGINE_KEY = pytest.StashKey["Engine"]()
+
+
+def session_engine(config: pytest.Config) -> Engine | None:
+    """The engine of this pytest process, or None outside a pytest_evals session."""
+    return config.stash.get(ENGINE_KEY, None)
 
 
 class Engine:

@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.caseref import CaseRef
 from pytest_evals.errors import CaseInputError
 from pytest_evals.redact import escape_surrogates
-from pytest_evals.tasks.base import CaseRef
 
 BOM = b"\xef\xbb\xbf"
 

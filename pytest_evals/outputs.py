@@ -1,4 +1,5 @@
-"""The per-run result folder (``--evals-report-dir DIR`` -> ``DIR/<timestamp>/``)."""
+"""The core's artifacts: the per-run result folder (``--evals-report-dir DIR`` ->
+``DIR/<timestamp>/``), the JSON summary, generated outputs and JUnit XML properties."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals import strictjson
 from pytest_evals.redact import scrub
+
+if TYPE_CHECKING:
+    from pytest_evals.aggregator import Aggregator
 
 _RUN_DIR = pytest.StashKey["Path | None"]()
 
@@ -72,3 +77,102 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         # Every text file the run writes passes here: mask secrets, escape surrogates.
         tmp.write_text(scrub(data), encoding="utf-8", newline="")
     os.replace(tmp, path)
+
+
+def generated_dir(config: pytest.Config) -> Path:
+    folder = run_dir(config)
+    return folder if folder is not None else config.rootpath / ".pytest_evals" / "generated"
+
+
+def write_generated(agg: Aggregator) -> dict[str, str]:
+    """generated.jsonl per generate:true suite, in case order, re-scorable with generate: false."""
+
+    per_suite: dict[str, list[tuple[int, Any]]] = {}
+    generate_suites = {s.suite: s.name for s in agg.suites if s.generate}
+    if not generate_suites:
+        return {}
+    for data in agg.iter_full_results():
+        generated = (data.get("details") or {}).get("generated")
+        if data.get("suite") in generate_suites and generated is not None:
+            per_suite.setdefault(data["suite"], []).append((data.get("index", 0), generated))
+    written: dict[str, str] = {}
+    base = generated_dir(agg.config)
+    in_run_dir = run_dir(agg.config) is not None
+    # Safe, unique names: a suite named "../x" or two suites with one name never collide.
+    folders = suite_folders({"suite": s.suite, "name": s.name} for s in agg.suites)
+    for suite_id, rows in per_suite.items():
+        name = folders[suite_id]
+        path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
+        rows.sort(key=lambda r: r[0])
+        atomic_write(path, "".join(strictjson.dumps(g) + "\n" for _, g in rows))
+        written[suite_id] = str(path)
+    return written
+
+
+class GeneratedWriter:
+    """generated.jsonl files: first, since the other writers point at them."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_generated_paths(aggregator)
+
+
+class SummaryWriter:
+    """The JSON summary and JUnit properties: last, with every section others added."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_summary(aggregator)
+
+
+def write_generated_paths(agg: Aggregator) -> None:
+    assert agg.summary is not None
+    generated = write_generated(agg)
+    for s in agg.suites:
+        if s.suite in generated:
+            s.generated_path = generated[s.suite]
+    for entry in agg.summary["suites"]:
+        if entry["suite"] in generated:
+            entry["generated_path"] = generated[entry["suite"]]
+
+
+def write_summary(agg: Aggregator) -> None:
+
+    assert agg.summary is not None
+    path = agg.config.getoption("evals_json", None)
+    if path:
+        atomic_write(Path(path), strictjson.dumps(agg.summary, indent=2) + "\n")
+    junit_properties(agg)
+
+
+def _junit_xml(config: pytest.Config) -> Any:
+    """pytest's JUnit XML writer, if ``--junitxml`` is on: found as the registered plugin
+    offering ``add_global_property`` (what the public ``record_testsuite_property``
+    fixture calls), so no private pytest module is imported."""
+    if not config.getoption("xmlpath", None):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):
+            return plugin
+    return None
+
+
+def junit_properties(agg: Aggregator) -> None:
+    from pytest_evals.aggregate import walk
+
+    xml = _junit_xml(agg.config)
+    if xml is None:
+        return
+    for s in agg.suites:
+        prefix = f"evals.{s.name}"
+        xml.add_global_property(f"{prefix}.passed", str(s.passed).lower())
+        for metric_path, metric in walk(s.metrics):
+            xml.add_global_property(f"{prefix}.{metric_path}", _fmt_plain(metric.value))
+            if metric.ci is not None:
+                xml.add_global_property(f"{prefix}.{metric_path}.ci", f"{metric.ci[0]:.6g},{metric.ci[1]:.6g}")
+        for g in s.gates:
+            xml.add_global_property(f"{prefix}.gate.{g.metric}.{g.op}", "passed" if g.passed else "failed")
+
+
+def _fmt_plain(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.6g}"

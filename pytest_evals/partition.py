@@ -5,6 +5,12 @@ worker cannot start the model calls of cases it will run later. For suite items 
 send every worker one contiguous block of cases up front, computed by a rule the
 workers can compute too (:func:`owned_block`); each worker then prefetches exactly its
 own cases and no request is made twice. Plain Python tests keep xdist's load balancing.
+
+When a worker dies, xdist hands the rest of its block to another worker (the
+replacement, ``gw2`` after ``gw0``, or a survivor). Workers therefore never assume
+which block is theirs from their id: a worker prefetches, from the first case it is
+sent, the rest of that case's block (:func:`block_rest`), which is what the scheduler
+sends it.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ from pytest_evals.suite import is_suite_path
 
 _WORKER_NUM = re.compile(r"(\d+)$")
 
-#: File patterns whose items are evaluation cases (suite files collected by the plugin).
-CASE_FILE_PATTERNS: tuple[str, ...] = ("*.eval.yaml", "*.eval.yml", "*.harpia.json")
+#: Set in ``workerinput`` when the controller schedules suite cases in blocks.
+BLOCKS_FLAG = "pytest_evals_blocks"
 
 
 def is_case_nodeid(nodeid: str) -> bool:
@@ -29,7 +35,9 @@ def is_case_nodeid(nodeid: str) -> bool:
 @functools.lru_cache(maxsize=1024)
 def _is_case_file(file_part: str) -> bool:
     # Asked for every item and report of a run: a few distinct files, 35,000 fnmatch calls.
-    return is_suite_path(file_part, CASE_FILE_PATTERNS)
+    from pytest_evals.families import suite_patterns
+
+    return is_suite_path(file_part, suite_patterns())
 
 
 def worker_number(worker_id: str) -> int:
@@ -40,6 +48,15 @@ def worker_number(worker_id: str) -> int:
 def owned_block(n_cases: int, worker: int, n_workers: int) -> range:
     """Positions (among case items, in collection order) that ``worker`` runs."""
     return range(worker * n_cases // n_workers, (worker + 1) * n_cases // n_workers)
+
+
+def block_rest(n_cases: int, position: int, n_workers: int) -> range:
+    """From ``position`` to the end of the block that holds it (``n_workers`` blocks)."""
+    for worker in range(n_workers):
+        block = owned_block(n_cases, worker, n_workers)
+        if position in block:
+            return range(position, block.stop)
+    return range(position, n_cases)
 
 
 def make_scheduler_class() -> type[Any]:

@@ -13,18 +13,20 @@ from typing import Any
 import pytest
 
 from pytest_evals import api, hookspecs
+from pytest_evals.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
+from pytest_evals.caserunner import RUNNER_KEY, CaseRunner
 from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
+from pytest_evals.families import suite_patterns
 from pytest_evals.heap import HeapFreezer
-from pytest_evals.partition import CASE_FILE_PATTERNS
+from pytest_evals.partition import BLOCKS_FLAG
 from pytest_evals.results import REPORT_ATTR, CaseResult
-from pytest_evals.session import STATE_KEY, EvalSession, get_state
 from pytest_evals.suite import is_suite_path
+from pytest_evals.suitecache import SUITES_KEY, SuiteCache
 
 # Each area registers its own options and hooks.
 pytest_plugins = [
     "pytest_evals.llm.plugin",
     "pytest_evals.progress",
-    "pytest_evals.harpia.plugin",
     "pytest_evals.reports.plugin",
     "pytest_evals.guard",
 ]
@@ -32,6 +34,12 @@ pytest_plugins = [
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    from pytest_evals.families import registry
+
+    # Task families' own plugins (their options: pytest_addoption is a historic hook,
+    # so a plugin registered now still adds its options).
+    for name in registry().plugins:
+        pluginmanager.import_plugin(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,24 +91,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{api.MARKER}(path, ...): parametrize with the cases of a JSONL file")
-    state = EvalSession(config)
-    config.stash[STATE_KEY] = state
-    config.pluginmanager.register(state, "pytest_evals_session")
-    config.pluginmanager.register(HeapFreezer(config, lambda: len(state.results)), "pytest_evals_heap")
+    config.stash[SUITES_KEY] = SuiteCache(config)
+    runner = CaseRunner(config)
+    config.stash[RUNNER_KEY] = runner
+    config.pluginmanager.register(runner, "pytest_evals_runner")
+    aggregator: Aggregator | None = None
+    if is_controller(config):
+        # Like pytest's LogXML: results, verdicts and the exit rules live only here.
+        aggregator = Aggregator(config)
+        config.stash[AGGREGATOR_KEY] = aggregator
+        config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
+        from pytest_evals.outputs import GeneratedWriter, SummaryWriter
+
+        config.pluginmanager.register(GeneratedWriter(), "pytest_evals_generated_writer")
+        config.pluginmanager.register(SummaryWriter(), "pytest_evals_summary_writer")
+    count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
+    config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
         config.pluginmanager.register(_XdistPartition(), "pytest_evals_partition")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = config.stash.get(STATE_KEY, None)
-    if state is not None:
-        state.close()
+    runner = config.stash.get(RUNNER_KEY, None)
+    if runner is not None:
+        runner.close()
+    aggregator = config.stash.get(AGGREGATOR_KEY, None)
+    if aggregator is not None:
+        aggregator.close()
 
 
 class _XdistPartition:
+    """Controller side of the block scheduling (see partition.py)."""
+
+    @staticmethod
+    def _blocks(config: pytest.Config) -> bool:
+        return config.getoption("dist", "no") == "load"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # Workers cannot see --dist; tell them their cases come in whole blocks.
+        if self._blocks(node.config):
+            node.workerinput[BLOCKS_FLAG] = True
+
     @pytest.hookimpl(trylast=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if config.getoption("dist", "no") != "load":
+        if not self._blocks(config):
             return None
         from pytest_evals.partition import make_scheduler_class
 
@@ -108,7 +143,7 @@ class _XdistPartition:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_suite_path(file_path.name, CASE_FILE_PATTERNS):
+    if is_suite_path(file_path.name, suite_patterns()):
         return SuiteFile.from_parent(parent, path=file_path)
     return None
 
@@ -131,7 +166,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
             setattr(report, REPORT_ATTR, item.evals_result.to_json())
         elif call.when == "teardown":
-            # The session keeps its own copy; items live to the end of the run.
+            # The controller keeps its own copy; items live to the end of the run.
             item.evals_result = None
     elif isinstance(item, SuiteErrorItem) and call.when == "setup":
         result = CaseResult(
@@ -146,5 +181,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         setattr(report, REPORT_ATTR, result.to_json())
     return report
 
-
-__all__ = ["get_state"]

@@ -5,8 +5,9 @@ Runs on the process that reports (the controller under xdist, where
 lines through the terminal reporter at an interval: short on a terminal, longer in CI
 logs, and never control characters when the output is not a terminal. The running
 metric is the pass rate of each group of finished cases, read from the result each
-report carries; a group is a HaluEval task type when the result has one (so HaluEval
-shows running accuracy per task), else the suite.
+report carries; a group is the suite, unless a task family names another for the case
+(``progress_group`` in its registration, see :mod:`pytest_evals.families`; a family
+may show running accuracy per task type, say).
 
 On by default only for runs with at least ``evals_progress_min_items`` evaluation
 items; ``--evals-progress`` forces it, ``--no-evals-progress`` turns it off.
@@ -58,6 +59,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Progress(config), PLUGIN_NAME)
 
 
+def _family_group(result: dict[str, Any]) -> tuple[str, str] | None:
+    from pytest_evals.families import progress_group
+
+    return progress_group(result)
+
+
 def format_duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
     h, rest = divmod(seconds, 3600)
@@ -85,16 +92,17 @@ class ProgressState:
     done: int = 0
     started: float = 0.0
     groups: dict[str, Tally] = field(default_factory=dict)
-    #: Groups whose metric is an accuracy (HaluEval task types) rather than a pass rate.
-    accuracy_groups: set[str] = field(default_factory=set)
+    #: The label of each group's running metric when it is not "pass" (e.g. "acc").
+    labels: dict[str, str] = field(default_factory=dict)
+    #: Names a case's group (default: the families' hook, see :mod:`pytest_evals.families`).
+    grouper: Callable[[dict[str, Any]], tuple[str, str] | None] = field(default=lambda r: _family_group(r))
 
     def record(self, result: dict[str, Any]) -> None:
-        data = result.get("data") or {}
-        task_type = data.get("task_type") if isinstance(data, dict) else None
-        if isinstance(task_type, str):
-            group = task_type
-            if result.get("task") == "halueval":
-                self.accuracy_groups.add(group)
+        named = self.grouper(result)
+        if named is not None:
+            group, label = named
+            if label != "pass":
+                self.labels[group] = label
         else:
             suite = str(result.get("suite", ""))
             group = suite.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0] or "cases"
@@ -121,7 +129,7 @@ class ProgressState:
         metrics = []
         for name, tally in self.groups.items():
             value = tally.rate
-            label = "acc" if name in self.accuracy_groups else "pass"
+            label = self.labels.get(name, "pass")
             shown = "n/a" if value is None else f"{value:.3f}"
             text = f"{name} {label} {shown} (n={tally.passed + tally.failed:,}"
             text += f", {tally.errors} err)" if tally.errors else ")"

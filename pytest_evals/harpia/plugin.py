@@ -1,7 +1,8 @@
 """HarpIA output and log files: ``--harpia-output PATH`` and ``--harpia-log PATH``.
 
-Written on the controller once the session's summaries exist (the
-``pytest_evals_summary`` hook), so xdist runs write one file, not one per worker.
+Written on the controller once the run's verdict is decided (the
+``pytest_evals_write_outputs`` hook), so xdist runs write one file, not one per worker;
+the core writes the JSON summary after this, with the ``harpia`` section in it.
 """
 
 from __future__ import annotations
@@ -34,20 +35,23 @@ def _resolve(config: pytest.Config, text: str) -> str:
     return str(path if path.is_absolute() else Path(config.invocation_params.dir) / path)
 
 
-def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None:
+# tryfirst: the result folder's copy of the summary names these files too.
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
     output = config.getoption("harpia_output", None)
     log = config.getoption("harpia_log", None)
     if not output and not log:
         return
+    from pytest_evals.aggregator import get_aggregator
     from pytest_evals.harpia.writers import harpia_suites, write_log, write_output
-    from pytest_evals.session import get_state
 
     suites = harpia_suites(summary)
     written: list[tuple[str, Path]] = []
     if output:
         written += [("output", p) for p in write_output(_resolve(config, output), suites)]
     if log:
-        results = get_state(config).results_by_suite()
+        agg = get_aggregator(config)
+        results = agg.results_by_suite() if agg is not None else {}
         written += [("log", p) for p in write_log(_resolve(config, log), suites, results)]
     config.stash[_WRITTEN] = written
     summary["harpia"] = {kind: [str(p) for k, p in written if k == kind] for kind in ("output", "log")}

@@ -5,17 +5,13 @@ Importing this package is cheap: the openai SDK, aiohttp and diskcache load on f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
+from pytest_evals.engine import session_engine
 from pytest_evals.llm.client import ChatResponse, LLMClient
 from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.judge import Judge, parse_verdict
 from pytest_evals.llm.settings import LLMSettings, settings_from_config
-
-if TYPE_CHECKING:
-    from pytest_evals.engine import Engine
 
 __all__ = [
     "ChatResponse",
@@ -44,22 +40,13 @@ def get_settings(config: pytest.Config) -> LLMSettings:
     return settings
 
 
-def _session_engine(config: pytest.Config) -> Engine | None:
-    try:
-        from pytest_evals.session import get_engine
-
-        return get_engine(config)
-    except (ImportError, KeyError, AttributeError):
-        # No session yet (client used outside a pytest run of the plugin): the client
-        # then runs its own engine for sync callers.
-        return None
-
-
 def get_client(config: pytest.Config) -> LLMClient:
     """The process-wide client (one per pytest process / xdist worker)."""
     client = config.stash.get(_client_key, None)
     if client is None:
-        client = LLMClient(get_settings(config), engine=_session_engine(config))
+        # Without a session (the client used outside a pytest_evals run) the client
+        # runs its own engine for sync callers.
+        client = LLMClient(get_settings(config), engine=session_engine(config))
         config.stash[_client_key] = client
     return client
 

@@ -168,9 +168,10 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
     import yaml
 
     from pytest_evals import __version__
-    from pytest_evals.session import get_state
+    from pytest_evals.aggregator import get_aggregator
 
-    session = get_state(config)
+    session = get_aggregator(config)
+    assert session is not None, "run files are written on the controller"
     summary = session.summary or {}
     suites = list(summary.get("suites") or [])
     by_suite = session.results_by_suite()

@@ -78,9 +78,9 @@ def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None
         summary["html_report"] = str(html)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Runs after the core built the summary (tryfirst) and before pytest-html writes."""
-    config = session.config
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_write_outputs(config: pytest.Config) -> None:
+    """The run folder, once the exit status is decided (before pytest-html writes)."""
     state = config.stash.get(REPORT_STATE_KEY, None)
     if state is None or state.run_summary() is None:
         return

@@ -85,7 +85,8 @@ def _task_class(entry: Mapping[str, Any], name: str, where: str) -> Any:
 def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Suite summaries (JSON, as in summary.json) recomputed from a run folder."""
     from pytest_evals.suite import Suite, set_path
-    from pytest_evals.summary import public, suite_summary
+    from pytest_evals.summary import suite_summary
+
     manifest = _read_json(run / "manifest.json")
     by_suite: dict[str, list[CaseResult]] = defaultdict(list)
     for result in iter_results(run / "results.jsonl"):
@@ -103,7 +104,7 @@ def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None)
         config = task_cls.config_model.model_validate(raw)
         suite = Suite(path=Path(entry["suite_path"]), nodeid=suite_id, name=entry.get("name") or suite_id, config=config, raw=raw)
         results = sorted(by_suite.get(suite_id, []), key=lambda r: (r.index, r.case_id))
-        out.append(public(suite_summary(suite, task_cls(suite), results)))
+        out.append(suite_summary(suite, task_cls(suite), results, accounted=True).to_json())
     return out
 
 

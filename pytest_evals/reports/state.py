@@ -53,9 +53,10 @@ class ReportState:
         return run_dir(self.config) if wanted else None
 
     def run_summary(self) -> dict[str, Any] | None:
-        from pytest_evals.session import get_state
+        from pytest_evals.aggregator import get_aggregator
 
-        return get_state(self.config).summary
+        agg = get_aggregator(self.config)
+        return agg.summary if agg is not None else None
 
     def suite_info(self, suite_id: str) -> SuiteInfo:
         info = self._suites.get(suite_id)
@@ -65,8 +66,8 @@ class ReportState:
         return info
 
     def _load_suite_info(self, suite_id: str) -> SuiteInfo:
-        from pytest_evals.collect import open_suite
         from pytest_evals.errors import EvalsError
+        from pytest_evals.suitecache import open_suite
 
         path = self.config.rootpath / suite_id
         try:
@@ -79,12 +80,12 @@ class ReportState:
     def plots(self) -> dict[str, list[Plot]]:
         """Plots per suite id, drawn once (for the HTML report and the result folder)."""
         if self._plots is None:
+            from pytest_evals.aggregator import get_aggregator
             from pytest_evals.reports.plots import suite_plots
-            from pytest_evals.session import get_state
 
-            session = get_state(self.config)
-            by_suite = session.results_by_suite()
-            summary = session.summary or {}
+            agg = get_aggregator(self.config)
+            by_suite = agg.results_by_suite() if agg is not None else {}
+            summary = (agg.summary if agg is not None else None) or {}
             self._plots = {}
             for s in summary.get("suites") or []:
                 suite_id = str(s.get("suite"))

@@ -173,6 +173,7 @@ def suite_section(
     verdict = "PASSED" if suite.get("passed") else "FAILED"
     cls = "evals-pass" if suite.get("passed") else "evals-fail"
     problems = "".join(f"<li>{text(p)}</li>" for p in suite.get("problems") or [])
+    warnings = "".join(f"<li>Warning: {text(w)}</li>" for w in suite.get("warnings") or [])
     generated = suite.get("generated_path")
     return (
         f'<section class=evals-suite id=evals-suite-{index} data-suite="{text(suite.get("suite"))}">'
@@ -183,6 +184,7 @@ def suite_section(
         + metrics_table(suite)
         + gates_table(suite)
         + (f"<ul class=evals-problems>{problems}</ul>" if problems else "")
+        + (f"<ul class=evals-warnings>{warnings}</ul>" if warnings else "")
         + (f"<p class=evals-note>Generated outputs: {text(generated)}</p>" if generated else "")
         + detail_line(detail)
         + plot_figures(plots)

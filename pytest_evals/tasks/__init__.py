@@ -1,8 +1,13 @@
-"""Registry of evaluation kinds, imported lazily so collection stays cheap."""
+"""Registry of evaluation kinds (tasks), imported lazily so collection stays cheap.
+
+Task families register their tasks through entry points (see
+:mod:`pytest_evals.families`); :func:`register_task` adds one from a conftest or a
+script. A name registered here wins over a family's.
+"""
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from typing import TYPE_CHECKING
 
 from pytest_evals.errors import SuiteConfigError
@@ -10,16 +15,8 @@ from pytest_evals.errors import SuiteConfigError
 if TYPE_CHECKING:
     from pytest_evals.tasks.base import Task
 
-#: task name -> "module:Class". Users add their own with :func:`register_task`.
-TASKS: dict[str, str] = {
-    "jailbreak_guardrails": "pytest_evals.tasks.classification:JailbreakGuardrails",
-    "output_guardrails": "pytest_evals.tasks.classification:OutputGuardrails",
-    "question_router": "pytest_evals.tasks.classification:QuestionRouter",
-    "rag_answers": "pytest_evals.tasks.rag:RagAnswers",
-    "halueval": "pytest_evals.halueval.task:HaluEval",
-    "harpia": "pytest_evals.tasks.harpia:Harpia",
-    "redteam": "pytest_evals.redteam.task:RedTeam",
-}
+#: task name -> "module:Class", added with :func:`register_task`.
+TASKS: dict[str, str] = {}
 
 
 def register_task(name: str, target: str | type[Task]) -> None:
@@ -30,15 +27,26 @@ def register_task(name: str, target: str | type[Task]) -> None:
         TASKS[name] = f"{target.__module__}:{target.__qualname__}"
 
 
+def known_tasks() -> list[str]:
+    from pytest_evals.families import registry
+
+    return sorted({*TASKS, *registry().tasks})
+
+
 def get_task_class(name: str, where: str = "") -> type[Task]:
-    spec = TASKS.get(name)
+    from pytest_evals.families import registry
+
     prefix = f"{where}: " if where else ""
-    if spec is None:
-        raise SuiteConfigError(f"{prefix}unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}")
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {exc}") from exc
-    cls: type[Task] = getattr(module, attr)
-    return cls
+    specs = (TASKS[name],) if name in TASKS else registry().tasks.get(name)
+    if specs is None:
+        broken = "".join(f"\n  family {fam!r} could not be loaded: {err}" for fam, err in registry().broken.items())
+        raise SuiteConfigError(f"{prefix}unknown task {name!r}; known tasks: {', '.join(known_tasks())}{broken}")
+    error: Exception | None = None
+    # Later specs are fallbacks: the same class at a module path an older layout used.
+    for spec in specs:
+        try:
+            cls: type[Task] = pkgutil.resolve_name(spec)
+            return cls
+        except (ImportError, AttributeError, ValueError) as exc:
+            error = error or exc
+    raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {error}") from error

@@ -9,12 +9,12 @@ of all its cases into a metric tree on the controller.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from pytest_evals.aggregate import MetricTree
+from pytest_evals.caseref import CaseRef
 from pytest_evals.errors import CaseInputError
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import Suite, SuiteConfig
@@ -22,23 +22,9 @@ from pytest_evals.suite import Suite, SuiteConfig
 if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
 
+__all__ = ["CaseRef", "Task", "validate", "validation_message"]
+
 CaseT = TypeVar("CaseT")
-
-
-@dataclass
-class CaseRef:
-    """Where one case lives, without its payload."""
-
-    case_id: str
-    #: "path:line" (or "path#instance-id"): what error messages and reports point at.
-    source: str
-    line: int = 0
-    #: Task-specific locator (e.g. (offset, length) in a JSONL file).
-    locator: Any = None
-    #: A problem found at collection (undecodable bytes, duplicate id): the item errors.
-    error: str | None = None
-    #: Light fields safe to show before loading (e.g. HaluEval task type).
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def validation_message(source: str, exc: ValidationError) -> str:
@@ -127,3 +113,9 @@ class Task(Generic[CaseT]):
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         """Metric tree and extra tables (confusion matrices...) over the scored cases."""
         return {}, {}
+
+    def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
+        """Notes for the suite's summary that do not fail it (e.g. "28 of 40 judge
+        replies were unparseable"): shown in the terminal, the JSON and the HTML summary.
+        ``results`` and ``metrics`` are what :meth:`aggregate` got and returned."""
+        return []

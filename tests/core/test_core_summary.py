@@ -162,6 +162,9 @@ def test_summary_matches_schema_and_reports_everything(
         "errors": 1,
         "skipped": 0,
         "errors_by_kind": {"input": 1},
+        # every collected case reported (issue 13's case accounting)
+        "expected": 10,
+        "received": 10,
     }
     assert jb_s["passed"] is True
     m = jb_s["metrics"]

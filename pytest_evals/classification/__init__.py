@@ -1,0 +1,1 @@
+"""Classification tasks (guardrails, question router): one family, registered via entry point."""

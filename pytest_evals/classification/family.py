@@ -1,0 +1,13 @@
+"""The classification family's registration (entry point ``pytest_evals.families``)."""
+
+from __future__ import annotations
+
+# The class's home after the family move first, then its former path.
+TASKS = {
+    name: (f"pytest_evals.classification.task:{cls}", f"pytest_evals.tasks.classification:{cls}")
+    for name, cls in (
+        ("jailbreak_guardrails", "JailbreakGuardrails"),
+        ("output_guardrails", "OutputGuardrails"),
+        ("question_router", "QuestionRouter"),
+    )
+}
