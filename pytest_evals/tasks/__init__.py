@@ -17,7 +17,7 @@ TASKS: dict[str, str] = {
     "question_router": "pytest_evals.tasks.classification:QuestionRouter",
     "rag_answers": "pytest_evals.tasks.rag:RagAnswers",
     "halueval": "pytest_evals.tasks.halueval:HaluEval",
-    "harpia": "pytest_evals.tasks.harpia:Harpia",
+    "harpia": "pytest_evals.harpia.task:Harpia",
     "redteam": "pytest_evals.tasks.redteam:RedTeam",
 }
 

@@ -27,7 +27,7 @@ import pytest_evals.metrics.reference.meteor
 import pytest_evals.metrics.reference.rouge
 import pytest_evals.metrics.reference.sacre
 import pytest_evals.metrics.reference.semantic
-import pytest_evals.tasks.harpia
+import pytest_evals.harpia.task
 from pytest_evals.metrics.reference.bertscore import embedded_model_path
 from pytest_evals.metrics.reference.wordnet import SYSTEM_WORDNET
 

@@ -14,7 +14,7 @@ from pytest_evals.harpia.scores import TABLE_KEY
 from pytest_evals.harpia.writers import output_objects
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import load_suite
-from pytest_evals.tasks.harpia import Harpia
+from pytest_evals.harpia.task import Harpia
 
 from .conftest import INSTANCES, harpia_doc, validate_schema
 
