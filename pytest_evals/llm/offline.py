@@ -64,7 +64,6 @@ class Embedder:
         self.memo_size = memo_size
         self.device = device
         self._model: Any = None
-        self._load_lock = threading.Lock()
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._memo_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
@@ -80,9 +79,10 @@ class Embedder:
     @property
     def model(self) -> Any:
         if self._model is None:
-            with self._load_lock:
-                if self._model is None:
-                    self._model = _load_model(self.device)
+            from pytest_evals.models import load_model
+
+            # The process-wide loader: never concurrently with BERTScore's model load.
+            self._model = load_model(("offline-embedder", self.device), lambda: _load_model(self.device))
         return self._model
 
     # -- sync ---------------------------------------------------------------------------

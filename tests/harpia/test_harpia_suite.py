@@ -152,7 +152,7 @@ def test_bad_instances_error_alone_and_name_the_instance(
     [
         ('{"instances": [', "t.harpia.json:1: invalid JSON"),
         (json.dumps({"instances": [{"id": 1}], "metrics": [{"id": "bleu", "parameters": {"smoothing": "laplace"}}]}),
-         "metrics[0] (id 'bleu'): parameter 'smoothing': Value error, unknown smoothing 'laplace'"),
+         "metrics[0] (id 'bleu'): parameter 'smoothing': Value error, unknown smoothing function 'laplace'"),
         (json.dumps({"instances": [{"id": 1}], "metrics": [{"id": "bert_score"}]}), "unknown metric id 'bert_score'; accepted: bleu"),
         (json.dumps({"metrics": [{"id": "bleu"}]}), "missing field 'instances'"),
     ],
