@@ -11,10 +11,10 @@ import pytest
 from pytest_evals.aggregate import Metric
 from pytest_evals.collect import implicit_raw
 from pytest_evals.harpia.scores import TABLE_KEY
+from pytest_evals.harpia.task import Harpia
 from pytest_evals.harpia.writers import output_objects
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import load_suite
-from pytest_evals.harpia.task import Harpia
 
 from .conftest import INSTANCES, harpia_doc, validate_schema
 
