@@ -7,7 +7,10 @@ caller gets :class:`DeadlineExceeded` at once (the instance is an ERROR, the oth
 instances go on) and the thread is interrupted: CPython raises an exception in it at its
 next bytecode (``PyThreadState_SetAsyncExc``), so it stops instead of burning a core for
 the rest of the run. Code stuck inside a C call stops when the call returns; being a
-daemon thread it never delays the end of the process.
+daemon thread it never delays the end of the process. A thread in the middle of an
+``import`` is not interrupted until the import is done (an exception there would leave a
+half-initialised module in ``sys.modules`` for the rest of the process); the task also
+imports each metric's library before its deadline starts.
 """
 
 from __future__ import annotations
@@ -73,16 +76,33 @@ class _Runner(Generic[T]):
 
     def interrupt(self) -> None:
         with self._lock:
-            if self._done or self._interrupted or self.thread.ident is None:
+            ident = self.thread.ident
+            if self._done or self._interrupted or ident is None:
+                return
+            if _importing(ident):
+                retry = threading.Timer(0.05, self.interrupt)
+                retry.daemon = True
+                retry.start()
                 return
             self._interrupted = True
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident), ctypes.py_object(_Interrupt))
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_Interrupt))
 
     def outcome(self) -> T:
         if self.error is not None:
             raise self.error
         result: T = self.value
         return result
+
+
+def _importing(ident: int) -> bool:
+    """Whether thread ``ident`` holds an import lock (is executing a module's import)."""
+    import importlib._bootstrap as bootstrap
+
+    for ref in list(getattr(bootstrap, "_module_locks", {}).values()):
+        lock = ref() if callable(ref) else None
+        if lock is not None and getattr(lock, "owner", None) == ident:
+            return True
+    return False
 
 
 def _timeout(seconds: float, what: str) -> DeadlineExceeded:

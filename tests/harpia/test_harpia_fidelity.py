@@ -148,7 +148,7 @@ def test_one_empty_output_among_40_leaves_the_other_39_scored(model_path: str) -
     assert len(scored) == 40 and all(s.error is None for s in scored)
     assert scored[17].result == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "empty": True}
     live = [i for i in range(40) if i != 17]
-    p, r, f = metric.scorer().score([hyps[i] for i in live], [refs[i] for i in live])
+    _, _, f = metric.scorer().score([hyps[i] for i in live], [refs[i] for i in live])
     for k, i in enumerate(live):
         assert "empty" not in scored[i].result
         assert scored[i].result["f1"] == pytest.approx(float(f[k]), abs=1e-5)
@@ -187,7 +187,7 @@ def test_deadline_interrupts_a_pure_python_computation() -> None:
             sum(range(1000))
 
     started = time.perf_counter()
-    with pytest.raises(DeadlineExceeded, match="per-instance deadline of 0.3 s"):
+    with pytest.raises(DeadlineExceeded, match=r"per-instance deadline of 0\.3 s"):
         call_with_deadline(spin, 0.3)
     assert time.perf_counter() - started < 5
     # The worker stopped by itself (interrupted), without the event being set.
