@@ -28,6 +28,8 @@ DATA_METRICS = "metrics"
 DATA_HYPOTHESIS = "hypothesis"
 DATA_REFERENCES = "references"
 DATA_INSTANCE_ID = "instance_id"
+#: The suite's name (the log's ``suite`` field and ``{suite}`` in paths; CaseResult.suite is its node id).
+DATA_SUITE_NAME = "suite_name"
 #: metric name -> why it could not score this instance (the instance is an error).
 DATA_ERRORS = "errors"
 #: The output's time key as HarpIA Lab's description spells it (``elapsed_time`` is ours).

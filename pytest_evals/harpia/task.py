@@ -46,6 +46,7 @@ from pytest_evals.harpia.scores import (
     DATA_INSTANCE_ID,
     DATA_METRICS,
     DATA_REFERENCES,
+    DATA_SUITE_NAME,
     TABLE_KEY,
     compute_outcomes,
     metric_tree,
@@ -338,7 +339,7 @@ class Harpia(Task[Instance]):
                 shown = "undefined" if value is None else f"{value:.4g}"
                 relation = "below minimum" if metric.higher_is_better else "above maximum"
                 misses.append(f"{spec.name} {metric.primary} = {shown}, {relation} {metric.params.threshold:g}")
-        data: dict[str, Any] = {DATA_INSTANCE_ID: case.id, DATA_METRICS: metrics}
+        data: dict[str, Any] = {DATA_INSTANCE_ID: case.id, DATA_METRICS: metrics, DATA_SUITE_NAME: self.suite.name}
         if any(s.metric.corpus_level for s in self.specs):
             data[DATA_HYPOTHESIS] = pair.hypothesis
             data[DATA_REFERENCES] = list(pair.references)

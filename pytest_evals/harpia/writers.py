@@ -18,6 +18,7 @@ from typing import Any
 from pytest_evals.harpia.scores import (
     DATA_INSTANCE_ID,
     DATA_METRICS,
+    DATA_SUITE_NAME,
     ELAPSED_HARPIA,
     TABLE_KEY,
     elapsed_of,
@@ -71,9 +72,10 @@ def case_log_lines(result: CaseResult) -> Iterator[dict[str, Any]]:
     """The log lines of one instance, from its result alone (what the live log appends)."""
     if result.status == "skipped":
         return
+    suite = str(result.data.get(DATA_SUITE_NAME, result.suite))
     for name, entry in (result.data.get(DATA_METRICS) or {}).items():
         yield {
-            "suite": result.suite,
+            "suite": suite,
             "instance_id": result.data.get(DATA_INSTANCE_ID, result.case_id),
             "metric_id": entry.get("metric_id", name),
             "name": name,
@@ -105,7 +107,7 @@ class LiveLog:
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in case_log_lines(result))
         if not text:
             return
-        path = self.path_for(result.suite)
+        path = self.path_for(str(result.data.get(DATA_SUITE_NAME, result.suite)))
         fh = self._files.get(path)
         if fh is None:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -201,6 +201,7 @@ def test_a_killed_run_keeps_the_log_of_what_it_measured(
     for line in lines:
         validate_schema(line, "log.schema.json")
     assert [line["instance_id"] for line in lines] == [i["id"] for i in INSTANCES]
+    assert {line["suite"] for line in lines} == {"t"}
     assert not out.exists()  # the output is only ever complete
 
 

@@ -12,7 +12,7 @@ from pytest_evals.aggregate import Metric
 from pytest_evals.collect import implicit_raw
 from pytest_evals.harpia.scores import TABLE_KEY
 from pytest_evals.harpia.task import Harpia
-from pytest_evals.harpia.writers import output_objects
+from pytest_evals.harpia.writers import LiveLog, log_lines, output_objects
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import load_suite
 
@@ -76,3 +76,21 @@ def test_no_scored_instance_gives_undefined_scores_not_zeros(tmp_path: Path) -> 
     assert all(o["instances"] == 0 for o in objects)
     validate_schema(objects, "output.schema.json")
     assert tables[TABLE_KEY]["disabled"] == []
+
+
+def test_live_log_lines_are_the_final_lines_in_arrival_order(tmp_path: Path) -> None:
+    task = make_task(tmp_path, [{"id": "chrf"}, {"id": "bleu", "parameters": {"smoothing_function": "method1"}}])
+    results = evaluate_all(task)
+    live = LiveLog(str(tmp_path / "{suite}.log.jsonl"))
+    for result in reversed(results):  # any arrival order
+        live.add(result)
+    live.close()
+    appended = [json.loads(x) for x in (tmp_path / "s.log.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["instance_id"] for x in appended[:2]] == [INSTANCES[-1]["id"]] * 2
+    _, tables = task.aggregate(results)
+    suite = {"suite": task.suite.nodeid, "name": task.suite.name, "tables": tables}
+    final = list(log_lines(suite, results))
+    key = lambda x: (x["metric_id"], x["instance_id"])  # noqa: E731
+    assert sorted(appended, key=key) == sorted(final, key=key)
+    for line in appended:
+        validate_schema(line, "log.schema.json")
