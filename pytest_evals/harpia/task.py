@@ -245,7 +245,7 @@ class Harpia(Task[Instance]):
                 setup[spec.name] = 0.0  # the metric's own call reports the problem
         done: dict[str, Timed | Exception] = {}
         seconds = self.deadline(ctx)
-        what = "metrics " + ", ".join(s.name for s in specs)
+        what = "metrics " + ", ".join(spec.name for spec in specs)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -257,15 +257,19 @@ class Harpia(Task[Instance]):
                 slot = self._slots.setdefault(loop, asyncio.Semaphore(1))
                 async with slot:
                     await acall_with_deadline(lambda: self._score_inline(specs, pair, setup, done), seconds, what)
-        except DeadlineExceeded as exc:
+        except DeadlineExceeded:
             finished = dict(done)  # the worker may still be adding to ``done``
+            running = next((spec.name for spec in specs if spec.name not in finished), "")
             for spec in specs:
-                if spec.name not in finished:
+                if spec.name == running:
                     finished[spec.name] = DeadlineExceeded(
                         f"did not finish within the per-instance deadline of {seconds:g} s "
                         "(ini harpia_case_deadline or the suite's case_deadline; 0 disables it)"
                     )
-            del exc
+                elif spec.name not in finished:
+                    finished[spec.name] = DeadlineExceeded(
+                        f"not computed: the per-instance deadline of {seconds:g} s passed while {running!r} ran"
+                    )
             return finished
         return done
 

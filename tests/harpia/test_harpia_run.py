@@ -145,19 +145,22 @@ def test_an_instance_over_the_deadline_is_an_error_and_the_others_go_on(
     slow = " ".join(f"t{i % 97}" for i in range(4_000))
     instances = [*INSTANCES[:2], {"id": "slow", "input": "", "actual-output": slow, "expected-output": [slow[::-1]]},
                  *INSTANCES[2:]]
-    write_harpia([{"id": "rouge", "parameters": {"rouge_types": ["rougeL"], "max_lcs_cells": 100_000_000}}],
+    write_harpia([{"id": "chrf"}, {"id": "rouge", "parameters": {"rouge_types": ["rougeL"], "max_lcs_cells": 100_000_000}}],
                  instances, name="data")
     (pytester.path / "gated.eval.yaml").write_text(
-        yaml.safe_dump({"task": "harpia", "input_path": "data.harpia.json", "case_deadline": 0.5}), encoding="utf-8"
+        yaml.safe_dump({"task": "harpia", "input_path": "data.harpia.json", "case_deadline": 2}), encoding="utf-8"
     )
     started = time.monotonic()
     result, out, log = run(pytester, "gated.eval.yaml", *workers, tag="".join(workers))
     assert time.monotonic() - started < 300
     result.assert_outcomes(passed=len(INSTANCES), errors=1)
-    result.stdout.fnmatch_lines(["*slow*metric 'rouge': did not finish within the per-instance deadline of 0.5 s*"])
-    [obj] = read_output(out)
-    assert obj["instances"] == len(INSTANCES)
-    assert len(read_log(log)) == len(INSTANCES)
+    result.stdout.fnmatch_lines(["*slow*metric 'rouge': did not finish within the per-instance deadline of 2 s*"])
+    rouge = {o["id"]: o for o in read_output(out)}["rouge"]
+    assert rouge["instances"] == len(INSTANCES)
+    lines = {(x["instance_id"], x["metric_id"]) for x in read_log(log)}
+    # chrF finished before the deadline: it counts; ROUGE did not
+    assert ("slow", "chrf") in lines and ("slow", "rouge") not in lines
+    assert len(lines) == 2 * len(INSTANCES) + 1
 
 
 def test_the_ini_deadline_applies_without_a_suite_file(
