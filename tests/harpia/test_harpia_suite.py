@@ -249,7 +249,7 @@ def test_output_and_log_are_the_same_with_two_workers(
 
     plain_out, plain_log = run()
     xdist_out, xdist_log = run("-n", "2")
-    timing = ("elapsed_time", "setup_time")
+    timing = ("elapsed_time", "elapsed time", "setup_time")
 
     def strip(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in o.items() if k not in timing} for o in objs]
