@@ -5,7 +5,9 @@ Hugging Face's libraries are not safe to import or initialise from two threads a
 importing ``bert_score`` while another imports ``sentence_transformers`` can see it half
 built (``ImportError: cannot import name 'AutoTokenizer'``). So every model load in the
 process, including the imports it triggers, goes through :func:`load_model`, which holds
-one re-entrant lock and remembers each loaded model by key. Loads are rare and slow;
+one re-entrant lock and remembers each loaded model by key (objects that own their
+model, like the offline judge's ``Embedder``, take the same lock through
+:func:`exclusive_load` and keep the model themselves). Loads are rare and slow;
 serialising them costs nothing a run would notice, and uses of a loaded model are not
 serialised.
 """
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -61,6 +64,17 @@ def load_model(key: Hashable, factory: Callable[[], T]) -> T:
         if len(LOADS) < _MAX_RECORDS:
             LOADS.append(LoadRecord(key, started, time.monotonic(), threading.current_thread().name))
         return model
+
+
+@contextmanager
+def exclusive_load(key: Hashable) -> Iterator[None]:
+    """Hold the process-wide lock for a load whose result the caller keeps itself
+    (an object that owns its model, as the offline judge's ``Embedder`` does)."""
+    with _LOCK:
+        started = time.monotonic()
+        yield
+        if len(LOADS) < _MAX_RECORDS:
+            LOADS.append(LoadRecord(key, started, time.monotonic(), threading.current_thread().name))
 
 
 def loading() -> threading.RLock:

@@ -79,10 +79,12 @@ class Embedder:
     @property
     def model(self) -> Any:
         if self._model is None:
-            from pytest_evals.models import load_model
+            from pytest_evals.models import exclusive_load
 
-            # The process-wide loader: never concurrently with BERTScore's model load.
-            self._model = load_model(("offline-embedder", self.device), lambda: _load_model(self.device))
+            # The process-wide load lock: never concurrently with BERTScore's model load.
+            with exclusive_load(("offline-embedder", self.device)):
+                if self._model is None:
+                    self._model = _load_model(self.device)
         return self._model
 
     # -- sync ---------------------------------------------------------------------------
