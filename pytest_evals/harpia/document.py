@@ -29,6 +29,7 @@ from pytest_evals.metrics.reference import (
     ReferenceMetric,
     UnknownMetric,
     build_metric,
+    canonical_id,
 )
 
 #: HarpIA's spelling of each field, for messages and written files.
@@ -181,7 +182,9 @@ def build_specs(shown: str, raw_metrics: list[Any]) -> tuple[list[MetricSpec], l
         except (UnknownMetric, BadParameters) as exc:
             problems.append(f"{label}: {exc.args[0]}")
             continue
-        specs.append(MetricSpec(entry.name or entry.id, entry.id, dict(entry.parameters), metric, i))
+        # The canonical (lower-case) id keys everything; the file's spelling does not matter.
+        ident = canonical_id(entry.id)
+        specs.append(MetricSpec(entry.name or ident, ident, dict(entry.parameters), metric, i))
     seen: dict[str, int] = {}
     for spec in specs:
         problem = name_problem(spec.name)

@@ -8,11 +8,16 @@ the core writes the JSON summary after this, with the ``harpia`` section in it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from pytest_evals.harpia.writers import LiveLog
+
 _WRITTEN = pytest.StashKey[list[tuple[str, Path]]]()
+_LIVE = pytest.StashKey["LiveLog"]()
+_NOTES = pytest.StashKey[list[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,7 +31,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--harpia-log",
         metavar="PATH",
-        help="write the HarpIA log (JSON Lines, one line per metric and instance) to PATH",
+        help="write the HarpIA log (JSON Lines, one line per metric and instance) to PATH; "
+        "lines are appended as instances finish, and the file is rewritten in instance order at the end",
+    )
+    parser.addini(
+        "harpia_case_deadline",
+        "seconds one HarpIA instance's Python-computed metrics (ROUGE, BLEU, METEOR, ...) may take "
+        "before the instance is an ERROR (default 60; 0: no limit; a suite's case_deadline wins)",
+        default="60",
     )
 
 
@@ -35,17 +47,54 @@ def _resolve(config: pytest.Config, text: str) -> str:
     return str(path if path.is_absolute() else Path(config.invocation_params.dir) / path)
 
 
+class _LiveLogPlugin:
+    """Controller-side: appends each HarpIA instance's log lines as its result arrives."""
+
+    def __init__(self, live: LiveLog) -> None:
+        self.live = live
+
+    def pytest_evals_case_result(self, nodeid: str, result: Any) -> None:
+        self.live.add(result)
+
+    def pytest_unconfigure(self) -> None:
+        self.live.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    log = config.getoption("harpia_log", None)
+    if not log or hasattr(config, "workerinput"):
+        return
+    from pytest_evals.harpia.writers import LiveLog
+
+    live = LiveLog(_resolve(config, log))
+    config.stash[_LIVE] = live
+    config.pluginmanager.register(_LiveLogPlugin(live), "pytest-evals-harpia-live-log")
+
+
 # tryfirst: the result folder's copy of the summary names these files too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
     output = config.getoption("harpia_output", None)
     log = config.getoption("harpia_log", None)
-    if not output and not log:
-        return
-    from pytest_evals.aggregator import get_aggregator
+    live = config.stash.get(_LIVE, None)
+    if live is not None:
+        live.close()  # the complete log replaces what was appended
     from pytest_evals.harpia.writers import harpia_suites, write_log, write_output
 
     suites = harpia_suites(summary)
+    # Caveats and warnings of the metrics (BERTScore's model, truncated texts) on the terminal.
+    notes = []
+    for suite in suites:
+        for obj in suite["tables"]["harpia"]["metrics"]:
+            for text in [*obj.get("notes", []), *obj.get("warnings", [])]:
+                line = f"{suite['name']}: {obj['name']}: {text}"
+                if line not in notes:
+                    notes.append(line)
+    config.stash[_NOTES] = notes
+    if not output and not log:
+        return
+    from pytest_evals.aggregator import get_aggregator
+
     written: list[tuple[str, Path]] = []
     if output:
         written += [("output", p) for p in write_output(_resolve(config, output), suites)]
@@ -60,3 +109,5 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     for kind, path in config.stash.get(_WRITTEN, []):
         terminalreporter.write_line(f"HarpIA {kind}: {path}")
+    for line in config.stash.get(_NOTES, []):
+        terminalreporter.write_line(f"HarpIA: {line}")

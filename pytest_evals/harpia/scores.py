@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_evals import stats
@@ -28,8 +28,23 @@ DATA_METRICS = "metrics"
 DATA_HYPOTHESIS = "hypothesis"
 DATA_REFERENCES = "references"
 DATA_INSTANCE_ID = "instance_id"
+#: The suite's name (the log's ``suite`` field and ``{suite}`` in paths; CaseResult.suite is its node id).
+DATA_SUITE_NAME = "suite_name"
 #: metric name -> why it could not score this instance (the instance is an error).
 DATA_ERRORS = "errors"
+#: The output's time key as HarpIA Lab's description spells it (``elapsed_time`` is ours).
+ELAPSED_HARPIA = "elapsed time"
+#: Boolean flags a metric may set on an instance result (reported as output warnings).
+RESULT_FLAGS = ("truncated", "empty")
+
+
+def elapsed_of(obj: dict[str, Any]) -> float | None:
+    """An output object's elapsed time, under either spelling (files from HarpIA Lab or ours)."""
+    for key in ("elapsed_time", ELAPSED_HARPIA, "elapsed-time", "elapsedTime"):
+        value = obj.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
 
 
 @dataclass
@@ -46,20 +61,49 @@ class MetricOutcome:
     #: Primary value of each instance result, in case order (for summaries).
     values: list[float]
     passed_flags: list[bool]
+    #: Instance ids whose result carries a flag (``truncated``, ``empty``), by flag.
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+
+    def warnings(self) -> list[str]:
+        out = []
+        truncated = self.flagged.get("truncated", [])
+        if truncated:
+            out.append(
+                f"{len(truncated)} instance(s) had a text longer than the model's token limit, truncated "
+                f"before scoring (flag 'truncated' in the log): {', '.join(truncated[:10])}"
+                + (" ..." if len(truncated) > 10 else "")
+            )
+        empty = self.flagged.get("empty", [])
+        if empty:
+            out.append(
+                f"{len(empty)} instance(s) had an empty output or reference, given the library's defined "
+                f"score (flag 'empty' in the log): {', '.join(empty[:10])}" + (" ..." if len(empty) > 10 else "")
+            )
+        return out
 
     def to_output(self) -> dict[str, Any]:
         """This metric's object in the HarpIA output file (see docs/harpia.md)."""
-        return {
+        elapsed = round(self.elapsed, 6)
+        out: dict[str, Any] = {
             "id": self.spec.id,
             "name": self.spec.name,
             "parameters": self.spec.parameters,
             "resolved_parameters": self.spec.metric.resolved_parameters(),
             "score": self.score,
-            "elapsed_time": round(self.elapsed, 6),
+            # Ours, and the field name HarpIA Lab's description uses; the same number.
+            "elapsed_time": elapsed,
+            ELAPSED_HARPIA: elapsed,
             "setup_time": round(self.setup, 6),
             "instances": self.instances,
             "level": self.level,
         }
+        notes = self.spec.metric.notes()
+        if notes:
+            out["notes"] = notes
+        warnings = self.warnings()
+        if warnings:
+            out["warnings"] = warnings
+        return out
 
 
 def instance_entries(results: Sequence[CaseResult], name: str) -> list[dict[str, Any]]:
@@ -87,7 +131,15 @@ def compute_outcome(spec: MetricSpec, results: Sequence[CaseResult]) -> MetricOu
     elapsed = instance_time + (time.perf_counter() - started)
     values = [float(e["result"][metric.primary]) for e in entries if e["result"].get(metric.primary) is not None]
     flags = [bool(e["passed"]) for e in entries if e.get("passed") is not None]
-    return MetricOutcome(spec, score, n, elapsed, setup, level, values, flags)
+    flagged: dict[str, list[str]] = {}
+    for r in results:
+        entry = (r.data.get(DATA_METRICS) or {}).get(spec.name)
+        if entry is None or not isinstance(entry.get("result"), dict):
+            continue
+        for flag in RESULT_FLAGS:
+            if entry["result"].get(flag):
+                flagged.setdefault(flag, []).append(str(r.data.get(DATA_INSTANCE_ID, r.case_id)))
+    return MetricOutcome(spec, score, n, elapsed, setup, level, values, flags, flagged)
 
 
 def compute_outcomes(specs: Sequence[MetricSpec], results: Sequence[CaseResult]) -> list[MetricOutcome]:

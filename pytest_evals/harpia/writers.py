@@ -1,8 +1,10 @@
 """The HarpIA output file (one object per enabled metric) and log file (JSON Lines).
 
-Both are written on the controller at the end of the session, from the suites' summaries
-(aggregated scores) and the light case results (per-instance results), in case order, so
-a plain run and ``-n 2`` write the same content. Key spellings are documented in
+The log grows while the run goes: the controller appends an instance's lines as soon as
+its result arrives (:class:`LiveLog`), so a run that is killed keeps the log of what it
+measured. At the end of the session both files are written whole and atomically from
+the suites' summaries (aggregated scores) and the light case results, in case order, so
+a plain run and ``-n 2`` end with the same content. Key spellings are documented in
 docs/harpia.md and fixed by the JSON Schemas in ``pytest_evals/harpia/schemas/``.
 """
 
@@ -13,7 +15,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.harpia.scores import DATA_INSTANCE_ID, DATA_METRICS, TABLE_KEY
+from pytest_evals.harpia.scores import (
+    DATA_INSTANCE_ID,
+    DATA_METRICS,
+    DATA_SUITE_NAME,
+    ELAPSED_HARPIA,
+    TABLE_KEY,
+    elapsed_of,
+)
 from pytest_evals.outputs import atomic_write
 from pytest_evals.results import CaseResult
 
@@ -57,6 +66,74 @@ def log_lines(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> Iterat
                 "passed": entry.get("passed"),
             }
 
+
+
+def case_log_lines(result: CaseResult) -> Iterator[dict[str, Any]]:
+    """The log lines of one instance, from its result alone (what the live log appends)."""
+    if result.status == "skipped":
+        return
+    suite = str(result.data.get(DATA_SUITE_NAME, result.suite))
+    for name, entry in (result.data.get(DATA_METRICS) or {}).items():
+        yield {
+            "suite": suite,
+            "instance_id": result.data.get(DATA_INSTANCE_ID, result.case_id),
+            "metric_id": entry.get("metric_id", name),
+            "name": name,
+            "parameters": entry.get("parameters", {}),
+            "result": entry["result"],
+            "reference_index": entry.get("reference_index"),
+            "passed": entry.get("passed"),
+        }
+
+
+class LiveLog:
+    """Appends each instance's log lines to the log file(s) as results arrive (controller only).
+
+    A file is truncated when its first line of this run is written, every instance's lines
+    go out in one write followed by a flush, and :func:`write_log` replaces the file with
+    the complete, ordered log at the end."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._files: dict[Path, Any] = {}
+        self.lines = 0
+
+    def path_for(self, suite: str) -> Path:
+        return Path(self.pattern.replace(SUITE_PLACEHOLDER, suite))
+
+    def add(self, result: CaseResult) -> None:
+        if result.task != "harpia":
+            return
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in case_log_lines(result))
+        if not text:
+            return
+        path = self.path_for(str(result.data.get(DATA_SUITE_NAME, result.suite)))
+        fh = self._files.get(path)
+        if fh is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = self._files[path] = path.open("w", encoding="utf-8")
+        fh.write(text)
+        fh.flush()
+        self.lines += text.count("\n")
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+
+
+def load_output(path: Path) -> list[dict[str, Any]]:
+    """Read a HarpIA output file (ours or HarpIA Lab's): either time key is accepted, and
+    each object is given both (``elapsed_time`` and ``elapsed time``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    objects = data if isinstance(data, list) else [data]
+    out = []
+    for obj in objects:
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path}: expected objects in the output array, got {type(obj).__name__}")
+        elapsed = elapsed_of(obj)
+        out.append({**obj, "elapsed_time": elapsed, ELAPSED_HARPIA: elapsed})
+    return out
 
 
 def _targets(pattern: str, suites: Sequence[Mapping[str, Any]]) -> dict[Path, list[Mapping[str, Any]]]:

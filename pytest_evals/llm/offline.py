@@ -64,7 +64,6 @@ class Embedder:
         self.memo_size = memo_size
         self.device = device
         self._model: Any = None
-        self._load_lock = threading.Lock()
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._memo_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
@@ -80,7 +79,10 @@ class Embedder:
     @property
     def model(self) -> Any:
         if self._model is None:
-            with self._load_lock:
+            from pytest_evals.models import exclusive_load
+
+            # The process-wide load lock: never concurrently with BERTScore's model load.
+            with exclusive_load(("offline-embedder", self.device)):
                 if self._model is None:
                     self._model = _load_model(self.device)
         return self._model

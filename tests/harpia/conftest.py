@@ -17,6 +17,7 @@ import numpy  # noqa: F401
 import pytest
 
 import pytest_evals.harpia.scores
+import pytest_evals.harpia.task
 import pytest_evals.harpia.writers
 import pytest_evals.metrics.reference.bertscore
 import pytest_evals.metrics.reference.bleu
@@ -27,7 +28,6 @@ import pytest_evals.metrics.reference.meteor
 import pytest_evals.metrics.reference.rouge
 import pytest_evals.metrics.reference.sacre
 import pytest_evals.metrics.reference.semantic
-import pytest_evals.tasks.harpia
 from pytest_evals.metrics.reference.bertscore import embedded_model_path
 from pytest_evals.metrics.reference.wordnet import SYSTEM_WORDNET
 

@@ -47,7 +47,7 @@ def test_spellings_of_keys_are_forgiving(tmp_path: Path) -> None:
         (None, {"instances": [{}], "metrics": [{"id": "bleu", "enable": False}]}, ["no enabled metric"]),
         (None, {"instances": [{}], "metrics": [{"id": "blue"}]}, ["metrics[0] (id 'blue')", "unknown metric id", "bertscore"]),
         (None, {"instances": [{}], "metrics": [{"id": "bleu", "parameters": {"n": 4}}]},
-         ["metrics[0] (id 'bleu')", "unknown parameter 'n'", "weights, smoothing, auto_reweigh"]),
+         ["metrics[0] (id 'bleu')", "unknown parameter 'n'", "weights, smoothing_function, smoothing, auto_reweigh"]),
         (None, {"instances": [{}], "metrics": [{"enable": True}]}, ["metrics[0]", "field 'id'", "required"]),
         (None, {"instances": [{}], "metrics": [{"id": "bleu", "enable": "perhaps"}]}, ["field 'enable'"]),
         (None, {"instances": [{}], "metrics": ["bleu"]}, ["metrics[0]: expected an object"]),

@@ -217,7 +217,7 @@ def test_best_of_references_keeps_the_best_for_the_model() -> None:
                            ("exact_match", "exact_match"), ("edit_distance", "distance"), ("ter", "ter")]:
         params: dict[str, Any] = {"smoothing": "method1"} if metric_id == "bleu" else {}
         params = {"ignore_punctuation": True} if metric_id == "exact_match" else params
-        metric = build_metric(metric_id, params)
+        metric = build_metric(metric_id, {**params, "multi_reference": "best"})
         [both] = metric.score_pairs([Pair(hyp, (worse, better))])
         [alone_better] = metric.score_pairs([Pair(hyp, (better,))])
         [alone_worse] = metric.score_pairs([Pair(hyp, (worse,))])
@@ -230,7 +230,7 @@ def test_best_of_references_keeps_the_best_for_the_model() -> None:
 
 
 def test_best_of_references_for_bertscore_keeps_one_reference_whole(model_path: str) -> None:
-    metric = build_metric("bertscore")
+    metric = build_metric("bertscore", {"multi_reference": "best"})
     hyp = "The meeting was delayed."
     refs = ("The meeting has been delayed.", "Completely unrelated words here.")
     [both] = metric.score_pairs([Pair(hyp, refs)])

@@ -11,10 +11,10 @@ import pytest
 from pytest_evals.aggregate import Metric
 from pytest_evals.collect import implicit_raw
 from pytest_evals.harpia.scores import TABLE_KEY
-from pytest_evals.harpia.writers import output_objects
+from pytest_evals.harpia.task import Harpia
+from pytest_evals.harpia.writers import LiveLog, log_lines, output_objects
 from pytest_evals.results import CaseResult
 from pytest_evals.suite import load_suite
-from pytest_evals.tasks.harpia import Harpia
 
 from .conftest import INSTANCES, harpia_doc, validate_schema
 
@@ -44,7 +44,7 @@ def test_aggregate_recomputes_corpus_scores_in_any_arrival_order(tmp_path: Path)
     results = evaluate_all(task)
     tree, tables = task.aggregate(results)
     shuffled_tree, shuffled_tables = task.aggregate(list(reversed(results)))
-    timing = ("elapsed_time", "setup_time")
+    timing = ("elapsed_time", "elapsed time", "setup_time")
     untimed = [[{k: v for k, v in o.items() if k not in timing} for o in t[TABLE_KEY]["metrics"]]
                for t in (tables, shuffled_tables)]
     assert untimed[0] == untimed[1]
@@ -76,3 +76,21 @@ def test_no_scored_instance_gives_undefined_scores_not_zeros(tmp_path: Path) -> 
     assert all(o["instances"] == 0 for o in objects)
     validate_schema(objects, "output.schema.json")
     assert tables[TABLE_KEY]["disabled"] == []
+
+
+def test_live_log_lines_are_the_final_lines_in_arrival_order(tmp_path: Path) -> None:
+    task = make_task(tmp_path, [{"id": "chrf"}, {"id": "bleu", "parameters": {"smoothing_function": "method1"}}])
+    results = evaluate_all(task)
+    live = LiveLog(str(tmp_path / "{suite}.log.jsonl"))
+    for result in reversed(results):  # any arrival order
+        live.add(result)
+    live.close()
+    appended = [json.loads(x) for x in (tmp_path / "s.log.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["instance_id"] for x in appended[:2]] == [INSTANCES[-1]["id"]] * 2
+    _, tables = task.aggregate(results)
+    suite = {"suite": task.suite.nodeid, "name": task.suite.name, "tables": tables}
+    final = list(log_lines(suite, results))
+    key = lambda x: (x["metric_id"], x["instance_id"])  # noqa: E731
+    assert sorted(appended, key=key) == sorted(final, key=key)
+    for line in appended:
+        validate_schema(line, "log.schema.json")

@@ -152,7 +152,7 @@ def test_bad_instances_error_alone_and_name_the_instance(
     [
         ('{"instances": [', "t.harpia.json:1: invalid JSON"),
         (json.dumps({"instances": [{"id": 1}], "metrics": [{"id": "bleu", "parameters": {"smoothing": "laplace"}}]}),
-         "metrics[0] (id 'bleu'): parameter 'smoothing': Value error, unknown smoothing 'laplace'"),
+         "metrics[0] (id 'bleu'): parameter 'smoothing': Value error, unknown smoothing function 'laplace'"),
         (json.dumps({"instances": [{"id": 1}], "metrics": [{"id": "bert_score"}]}), "unknown metric id 'bert_score'; accepted: bleu"),
         (json.dumps({"metrics": [{"id": "bleu"}]}), "missing field 'instances'"),
     ],
@@ -249,7 +249,7 @@ def test_output_and_log_are_the_same_with_two_workers(
 
     plain_out, plain_log = run()
     xdist_out, xdist_log = run("-n", "2")
-    timing = ("elapsed_time", "setup_time")
+    timing = ("elapsed_time", "elapsed time", "setup_time")
 
     def strip(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in o.items() if k not in timing} for o in objs]

@@ -4,9 +4,9 @@ Each metric wraps the library it names and is usable on its own::
 
     from pytest_evals.metrics.reference import Pair, build_metric
 
-    bleu = build_metric("bleu", {"smoothing": "method1"})
+    bleu = build_metric("bleu", {"smoothing_function": "method1"})
     [scored] = bleu.score_pairs([Pair("the cat sat", ("the cat sat down", "a cat sat"))])
-    scored.result  # {"bleu": ...}, from the reference that scores best
+    scored.result  # {"bleu": ...}: NLTK's sentence_bleu with both references
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pytest_evals.metrics.reference.registry import (
     UnknownMetric,
     accepted_parameters,
     build_metric,
+    canonical_id,
     metric_class,
 )
 
@@ -40,5 +41,6 @@ __all__ = [
     "UnknownMetric",
     "accepted_parameters",
     "build_metric",
+    "canonical_id",
     "metric_class",
 ]

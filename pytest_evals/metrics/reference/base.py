@@ -1,10 +1,20 @@
 """What every reference-based metric shares: parameters, best-of-references, aggregation.
 
 A metric scores a list of (hypothesis, references) pairs in one call, so model-backed
-metrics see a whole batch at once. With several references a supervised metric scores the
-hypothesis against each one and keeps the reference that is best for the model (seed 002),
-judged by the metric's primary value; the whole result of that reference is kept, so the
-numbers of one log line always belong together.
+metrics see a whole batch at once. With several references (seed 002: "the best result
+for the model") the ``multi_reference`` parameter chooses how:
+
+- ``library`` (default): the library's own multi-reference computation where it has one
+  (NLTK BLEU's clipped counts over all references, sacreBLEU's reference lists,
+  rouge-score's ``score_multi``, BERTScore's maximum per component, NLTK METEOR's
+  maximum). It is what the library returns when HarpIA hands it the reference list, and
+  it agrees with the corpus-level statistic. Metrics whose library has none fall back
+  to ``best``.
+- ``best``: the hypothesis is scored against each reference alone and the whole result
+  of the reference with the best primary value is kept (its index is logged).
+
+One failing instance never fails its batch: when a batch call raises, its pairs are
+scored one by one and only the failing ones carry an error.
 """
 
 from __future__ import annotations
@@ -12,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +45,8 @@ class MetricParams(BaseModel):
     #: Per-instance pass/fail: a minimum of the primary value (a maximum for
     #: lower-is-better metrics such as TER and edit distance).
     threshold: float | None = None
+    #: How several references combine (module docstring); unsupervised metrics ignore it.
+    multi_reference: Literal["library", "best"] = "library"
 
 
 @dataclass(frozen=True)
@@ -52,8 +64,11 @@ class Scored:
     """A metric's result for one instance and which reference produced it."""
 
     result: Result
-    #: Index into the instance's references, None for unsupervised metrics.
+    #: Index into the instance's references: None for unsupervised metrics and when the
+    #: library combined all references.
     reference_index: int | None = None
+    #: Why this instance could not be scored (the others of its batch still were).
+    error: str | None = None
 
 
 class ReferenceMetric:
@@ -105,16 +120,50 @@ class ReferenceMetric:
         raise NotImplementedError
 
     def score_pairs(self, pairs: Sequence[Pair]) -> list[Scored]:
-        """Score instances, keeping the best reference of each (one library call in all)."""
+        """Score instances in one library call; a failing batch is retried pair by pair."""
+        if not pairs:
+            return []
+        try:
+            return self._score_batch(pairs)
+        except Exception:
+            if len(pairs) == 1:
+                raise
+        out = []
+        for pair in pairs:
+            try:
+                [scored] = self._score_batch([pair])
+            except Exception as exc:  # this instance alone errors
+                text = str(exc) or type(exc).__name__
+                known = isinstance(exc, MetricError)
+                scored = Scored({}, error=text if known else f"{type(exc).__name__}: {text}")
+            out.append(scored)
+        return out
+
+    def _score_batch(self, pairs: Sequence[Pair]) -> list[Scored]:
         if not self.supervised:
             results = self.score_single([p.hypothesis for p in pairs], [""] * len(pairs))
             return [Scored(r) for r in results]
+        for pair in pairs:
+            if not pair.references:
+                raise MetricError(f"metric {self.id!r} needs at least one reference")
+        if self.params.multi_reference == "library" and self.has_library_multi_reference():
+            return self.score_multi(pairs)
+        return self.score_best(pairs)
+
+    @classmethod
+    def has_library_multi_reference(cls) -> bool:
+        return cls.score_multi is not ReferenceMetric.score_multi
+
+    def score_multi(self, pairs: Sequence[Pair]) -> list[Scored]:
+        """The library's own multi-reference score of each pair (overridden where one exists)."""
+        raise NotImplementedError
+
+    def score_best(self, pairs: Sequence[Pair]) -> list[Scored]:
+        """Each pair against each reference alone; the best reference's whole result."""
         hyps: list[str] = []
         refs: list[str] = []
         spans: list[tuple[int, int]] = []
         for pair in pairs:
-            if not pair.references:
-                raise MetricError(f"metric {self.id!r} needs at least one reference")
             start = len(hyps)
             hyps.extend([pair.hypothesis] * len(pair.references))
             refs.extend(pair.references)
@@ -158,7 +207,17 @@ class ReferenceMetric:
     # -- reporting ---------------------------------------------------------------------
     def resolved_parameters(self) -> dict[str, Any]:
         """Every parameter with its default filled in (what the run really used)."""
-        return self.params.model_dump(mode="json")
+        out = self.params.model_dump(mode="json")
+        if not self.supervised:
+            out.pop("multi_reference", None)
+        elif out.get("multi_reference") == "library" and not self.has_library_multi_reference():
+            # Said plainly: this library has no multi-reference mode of its own.
+            out["multi_reference"] = "best"
+        return out
+
+    def notes(self) -> list[str]:
+        """Caveats written into the output object (e.g. a model that differs from the library's)."""
+        return []
 
 
 def mean(values: Sequence[float]) -> float | None:

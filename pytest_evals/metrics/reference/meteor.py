@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.base import MetricParams, Pair, ReferenceMetric, Result, Scored
 from pytest_evals.metrics.reference.tokenize import DEFAULT_TOKENIZER, TokenizerName, tokenize
 from pytest_evals.metrics.reference.wordnet import load_wordnet
 
@@ -57,4 +57,18 @@ class Meteor(ReferenceMetric):
                 )
             }
             for hyp, ref in zip(hypotheses, references, strict=True)
+        ]
+
+    def score_multi(self, pairs: Sequence[Pair]) -> list[Scored]:
+        from nltk.translate.meteor_score import meteor_score
+
+        wordnet = self.wordnet()
+        p = self.params
+        return [
+            Scored({"meteor": float(meteor_score(
+                [tokenize(r, p.tokenizer) for r in pair.references],
+                tokenize(pair.hypothesis, p.tokenizer),
+                wordnet=wordnet, alpha=p.alpha, beta=p.beta, gamma=p.gamma,
+            ))})
+            for pair in pairs
         ]

@@ -40,8 +40,13 @@ class BadParameters(ValueError):
     """Parameters a metric does not accept; the message lists what it does accept."""
 
 
+def canonical_id(metric_id: str) -> str:
+    """Metric ids are case-insensitive ("BLEU" is "bleu"); '-' and spaces read as '_'."""
+    return str(metric_id).strip().lower().replace("-", "_").replace(" ", "_")
+
+
 def metric_class(metric_id: str) -> type[ReferenceMetric]:
-    spec = METRICS.get(metric_id)
+    spec = METRICS.get(canonical_id(metric_id))
     if spec is None:
         raise UnknownMetric(f"unknown metric id {metric_id!r}; accepted: {', '.join(METRICS)}")
     module_name, _, attr = spec.partition(":")
@@ -62,7 +67,7 @@ def build_metric(metric_id: str, parameters: Mapping[str, Any] | None = None) ->
     if unknown:
         raise BadParameters(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-            f"{metric_id!r} accepts: {', '.join(accepted)}"
+            f"{canonical_id(metric_id)!r} accepts: {', '.join(accepted)}"
         )
     try:
         model = cls.params_model.model_validate(params)

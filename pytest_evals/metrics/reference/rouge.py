@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.base import (
+    MetricError,
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
 from pytest_evals.metrics.reference.tokenize import get_tokenizer
 
 _ROUGE_TYPE = re.compile(r"rouge([1-9]|L|Lsum)")
@@ -24,6 +31,11 @@ class RougeParams(MetricParams):
     #: "default" = rouge-score's tokenizer (lowercases, keeps ASCII letters and digits
     #: only); "regex"/"whitespace"/"13a" keep accented letters.
     tokenizer: Literal["default", "regex", "whitespace", "13a", "intl"] = "default"
+    #: Ours: the largest ROUGE-L table (hypothesis tokens x reference tokens) computed.
+    #: rouge-score builds the whole table in Python lists (8 bytes a cell), so two
+    #: 40,000-word texts would need 13 GB and many minutes; beyond this an instance is
+    #: an error at once, naming its sizes.
+    max_lcs_cells: int = Field(default=10_000_000, ge=1)
 
     @field_validator("rouge_types")
     @classmethod
@@ -75,11 +87,39 @@ class Rouge(ReferenceMetric):
             list(self.params.rouge_types), use_stemmer=self.params.use_stemmer, tokenizer=tokenizer
         )
 
+    def _check_size(self, scorer: Any, hypothesis: str, references: Sequence[str]) -> None:
+        if not any(t in ("rougeL", "rougeLsum") for t in self.params.rouge_types):
+            return
+        tokenizer = getattr(scorer, "_tokenizer", None)
+        if tokenizer is None:
+            return
+        n = len(tokenizer.tokenize(hypothesis))
+        m = max((len(tokenizer.tokenize(r)) for r in references), default=0)
+        if n * m > self.params.max_lcs_cells:
+            raise MetricError(
+                f"text too long for ROUGE-L: {n:,} output tokens x {m:,} reference tokens = {n * m:,} "
+                f"table cells, over max_lcs_cells ({self.params.max_lcs_cells:,}); rouge-score would need "
+                f"about {n * m * 8 / 1e9:.1f} GB and minutes for it (drop rougeL/rougeLsum or raise max_lcs_cells)"
+            )
+
     def score_single(self, hypotheses: Sequence[str], references: Sequence[str]) -> list[Result]:
         scorer = self._scorer()
+        for hyp, ref in zip(hypotheses, references, strict=True):
+            self._check_size(scorer, hyp, [ref])
         measure = self.params.measure
         out = []
         for hyp, ref in zip(hypotheses, references, strict=True):
             scores = scorer.score(ref, hyp)  # rouge-score's order: (target, prediction)
             out.append({t: float(getattr(scores[t], measure)) for t in self.params.rouge_types})
+        return out
+
+    def score_multi(self, pairs: Sequence[Pair]) -> list[Scored]:
+        # rouge-score's own rule: per ROUGE type, the reference with the highest F-measure.
+        scorer = self._scorer()
+        measure = self.params.measure
+        out = []
+        for pair in pairs:
+            self._check_size(scorer, pair.hypothesis, pair.references)
+            scores = scorer.score_multi(list(pair.references), pair.hypothesis)
+            out.append(Scored({t: float(getattr(scores[t], measure)) for t in self.params.rouge_types}))
         return out

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.base import MetricParams, Pair, ReferenceMetric, Result, Scored
 
 #: sacreBLEU tokenizers that need no downloaded model (spm/flores fetch one at run time).
 SACRE_TOKENIZERS = Literal["none", "13a", "intl", "char", "zh", "ja-mecab", "ko-mecab"]
@@ -77,6 +77,12 @@ class _Sacre(ReferenceMetric):
             {self.primary: float(metric.sentence_score(hyp, [ref]).score)}
             for hyp, ref in zip(hypotheses, references, strict=True)
         ]
+
+    def score_multi(self, pairs: Sequence[Pair]) -> list[Scored]:
+        # sacreBLEU's own multi-reference sentence score (BLEU pools the references' n-gram
+        # counts, chrF keeps the best reference, TER the fewest edits).
+        metric = self._metric(sentence=True)
+        return [Scored({self.primary: float(metric.sentence_score(p.hypothesis, list(p.references)).score)}) for p in pairs]
 
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Result:
         if not hypotheses:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,10 +14,6 @@ from pytest_evals.metrics.reference.bertscore import EMBEDDED, embedded_model_pa
 #: texts -> L2-normalised embeddings (numpy array, one row per text).
 Encoder = Callable[[list[str]], Any]
 
-_MODELS: dict[tuple[str, str], Any] = {}
-_LOCK = threading.Lock()
-
-
 class SemanticParams(MetricParams):
     #: A local sentence-transformers directory, or "embedded" (all-MiniLM-L6-v2).
     model: str = EMBEDDED
@@ -27,14 +22,15 @@ class SemanticParams(MetricParams):
 
 
 def sentence_transformer(path: str, device: str) -> Any:
-    with _LOCK:
-        key = (path, device)
-        if key not in _MODELS:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+    from pytest_evals.models import load_model
 
-            _MODELS[key] = SentenceTransformer(path, device=device)
-        return _MODELS[key]
+    def build() -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(path, device=device)
+
+    return load_model(("sentence-transformers", path, device), build)
 
 
 class SemanticSimilarity(ReferenceMetric):

@@ -19,11 +19,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from pytest_evals.aggregate import MetricTree
 from pytest_evals.errors import EvalsError, SuiteConfigError, TargetError, error_kind
 from pytest_evals.harpia.batcher import Batcher
+from pytest_evals.harpia.deadline import (
+    DEFAULT_DEADLINE,
+    DeadlineExceeded,
+    acall_with_deadline,
+    call_with_deadline,
+)
 from pytest_evals.harpia.document import (
     HarpiaDocument,
     Instance,
@@ -40,6 +46,7 @@ from pytest_evals.harpia.scores import (
     DATA_INSTANCE_ID,
     DATA_METRICS,
     DATA_REFERENCES,
+    DATA_SUITE_NAME,
     TABLE_KEY,
     compute_outcomes,
     metric_tree,
@@ -69,6 +76,10 @@ class Timed:
 
 
 class HarpiaConfig(SuiteConfig):
+    #: Seconds an instance's Python-computed metrics may take (None: ini
+    #: ``harpia_case_deadline``; 0: no limit).
+    case_deadline: float | None = Field(default=None, ge=0)
+
     @field_validator("metrics")
     @classmethod
     def _metrics_live_in_the_file(cls, value: list[Any]) -> list[Any]:
@@ -105,6 +116,8 @@ class Harpia(Task[Instance]):
         super().__init__(suite)
         self._batchers: dict[str, Batcher[Pair, Scored]] = {}
         self._warm: set[str] = set()
+        #: Inline metric computations run one at a time per event loop (they hold the GIL).
+        self._slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
 
     # -- the input file ----------------------------------------------------------------
     @cached_property
@@ -193,32 +206,87 @@ class Harpia(Task[Instance]):
         done = await self._batcher(spec, ctx).submit(pair)
         return Timed(done.output, done.elapsed, done.setup, done.batch_size)
 
-    def _score_inline(self, spec: MetricSpec, pair: Pair) -> Timed:
-        setup = 0.0
-        if spec.name not in self._warm:
-            # Imports and data loading are set-up, reported apart from compute time.
-            started = time.perf_counter()
-            spec.metric.warm_up()
-            setup = time.perf_counter() - started
-            self._warm.add(spec.name)
+    def _warm_up(self, spec: MetricSpec) -> float:
+        """Import the library and load its data once (set-up time, outside the deadline)."""
+        if spec.name in self._warm:
+            return 0.0
         started = time.perf_counter()
-        [scored] = spec.metric.score_pairs([pair])
-        return Timed(scored, time.perf_counter() - started, setup)
+        spec.metric.warm_up()
+        self._warm.add(spec.name)
+        return time.perf_counter() - started
+
+    @staticmethod
+    def _score_inline(specs: list[MetricSpec], pair: Pair, setup: dict[str, float], into: dict[str, Timed | Exception]) -> None:
+        for spec in specs:
+            started = time.perf_counter()
+            try:
+                [scored] = spec.metric.score_pairs([pair])
+                into[spec.name] = Timed(scored, time.perf_counter() - started, setup.get(spec.name, 0.0))
+            except Exception as exc:  # one metric's failure must not hide the others' results
+                into[spec.name] = exc
+
+    def deadline(self, ctx: EvalContext) -> float:
+        own = getattr(self.config, "case_deadline", None)
+        if own is not None:
+            return float(own)
+        try:
+            raw = ctx.config.getini("harpia_case_deadline")
+        except (ValueError, AttributeError):
+            raw = None
+        return float(raw) if raw not in (None, "") else DEFAULT_DEADLINE
+
+    async def _inline(self, specs: list[MetricSpec], pair: Pair, ctx: EvalContext) -> dict[str, Timed | Exception]:
+        """The Python-computed metrics of one instance, within the per-instance deadline."""
+        setup: dict[str, float] = {}
+        for spec in specs:
+            try:
+                setup[spec.name] = self._warm_up(spec)
+            except Exception:
+                setup[spec.name] = 0.0  # the metric's own call reports the problem
+        done: dict[str, Timed | Exception] = {}
+        seconds = self.deadline(ctx)
+        what = "metrics " + ", ".join(spec.name for spec in specs)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        try:
+            if loop is None:  # driven without an event loop: nothing else to keep running
+                call_with_deadline(lambda: self._score_inline(specs, pair, setup, done), seconds, what)
+            else:
+                slot = self._slots.setdefault(loop, asyncio.Semaphore(1))
+                async with slot:
+                    await acall_with_deadline(lambda: self._score_inline(specs, pair, setup, done), seconds, what)
+        except DeadlineExceeded:
+            finished = dict(done)  # the worker may still be adding to ``done``
+            running = next((spec.name for spec in specs if spec.name not in finished), "")
+            for spec in specs:
+                if spec.name == running:
+                    finished[spec.name] = DeadlineExceeded(
+                        f"did not finish within the per-instance deadline of {seconds:g} s "
+                        "(ini harpia_case_deadline or the suite's case_deadline; 0 disables it)"
+                    )
+                elif spec.name not in finished:
+                    finished[spec.name] = DeadlineExceeded(
+                        f"not computed: the per-instance deadline of {seconds:g} s passed while {running!r} ran"
+                    )
+            return finished
+        return done
 
     async def evaluate(self, case: Instance, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         pair = Pair(case.actual_output or "", tuple(case.expected_output), case.input)
         outcomes: dict[str, Timed | Exception] = {}
         deferred = []
+        inline = []
         for spec in self.specs:
             if not spec.metric.sentence_level:
                 continue
             if spec.metric.batched or spec.metric.uses_judge:
                 deferred.append(spec)
-                continue
-            try:
-                outcomes[spec.name] = self._score_inline(spec, pair)
-            except Exception as exc:  # one metric's failure must not hide the others' results
-                outcomes[spec.name] = exc
+            else:
+                inline.append(spec)
+        if inline:
+            outcomes.update(await self._inline(inline, pair, ctx))
         if deferred:
             # Only reached with the engine (needs_engine() is true for these metrics).
             done = await asyncio.gather(*(self._score_async(s, pair, ctx) for s in deferred), return_exceptions=True)
@@ -246,8 +314,17 @@ class Harpia(Task[Instance]):
                 errors[spec.name] = text if known else f"{type(timed).__name__}: {text}"
                 continue
             scored, metric = timed.scored, spec.metric
+            if scored.error is not None:
+                # Its batch was scored; this instance alone could not be.
+                failure = MetricError(scored.error)
+                first_error = first_error or failure
+                errors[spec.name] = scored.error
+                continue
             passed = metric.passes(scored.result)
             metrics[spec.name] = {
+                # For the log line written as soon as the controller has this case.
+                "metric_id": spec.id,
+                "parameters": spec.parameters,
                 "result": scored.result,
                 "reference_index": scored.reference_index,
                 "elapsed": timed.elapsed,
@@ -266,7 +343,7 @@ class Harpia(Task[Instance]):
                 shown = "undefined" if value is None else f"{value:.4g}"
                 relation = "below minimum" if metric.higher_is_better else "above maximum"
                 misses.append(f"{spec.name} {metric.primary} = {shown}, {relation} {metric.params.threshold:g}")
-        data: dict[str, Any] = {DATA_INSTANCE_ID: case.id, DATA_METRICS: metrics}
+        data: dict[str, Any] = {DATA_INSTANCE_ID: case.id, DATA_METRICS: metrics, DATA_SUITE_NAME: self.suite.name}
         if any(s.metric.corpus_level for s in self.specs):
             data[DATA_HYPOTHESIS] = pair.hypothesis
             data[DATA_REFERENCES] = list(pair.references)
