@@ -8,7 +8,7 @@ asked and must answer), :mod:`.scoring` (verdicts to scores), :mod:`.judged` and
 :mod:`.outcome` (runs of a metric on one case), :mod:`.evaluate` and :mod:`.messages`
 (a case's status and failure text), :mod:`.generation` (``generate: true`` outputs),
 :mod:`.aggregation` (the suite's metric tree). The task class is
-:class:`pytest_evals.tasks.rag.RagAnswers`.
+:class:`pytest_evals.rag.task.RagAnswers` (in :mod:`.task`).
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ if TYPE_CHECKING:
 
 #: task name -> "module:Class". Users add their own with :func:`register_task`.
 TASKS: dict[str, str] = {
-    "jailbreak_guardrails": "pytest_evals.tasks.classification:JailbreakGuardrails",
-    "output_guardrails": "pytest_evals.tasks.classification:OutputGuardrails",
-    "question_router": "pytest_evals.tasks.classification:QuestionRouter",
-    "rag_answers": "pytest_evals.tasks.rag:RagAnswers",
+    "jailbreak_guardrails": "pytest_evals.classification.task:JailbreakGuardrails",
+    "output_guardrails": "pytest_evals.classification.task:OutputGuardrails",
+    "question_router": "pytest_evals.classification.task:QuestionRouter",
+    "rag_answers": "pytest_evals.rag.task:RagAnswers",
     "halueval": "pytest_evals.tasks.halueval:HaluEval",
     "harpia": "pytest_evals.tasks.harpia:Harpia",
     "redteam": "pytest_evals.tasks.redteam:RedTeam",
