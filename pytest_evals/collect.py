@@ -48,7 +48,7 @@ def open_suite(
     from pytest_evals.tasks import get_task_class
 
     state = get_state(config)
-    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path), used)
+    suite = load_suite(path, nodeid, state.overrides, implicit_raw(path), used, rootdir=config.rootpath)
     task = get_task_class(suite.config.task)(suite)
     return suite, task
 

@@ -15,10 +15,12 @@ import pytest
 from pytest_evals import api, hookspecs
 from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
 from pytest_evals.heap import HeapFreezer
-from pytest_evals.partition import CASE_FILE_PATTERNS
+from pytest_evals.partition import case_file_patterns, set_extra_patterns
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.session import STATE_KEY, EvalSession, get_state
 from pytest_evals.suite import is_suite_path
+
+_PREVIOUS_PATTERNS = pytest.StashKey[tuple[str, ...]]()
 
 # Each area registers its own options and hooks.
 pytest_plugins = [
@@ -70,6 +72,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail the run on any failed case even when its suite's gates pass",
     )
+    group.addoption(
+        "--evals-suite-pattern",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="also collect files matching GLOB as suites (repeatable), e.g. '*.yaml' "
+        "for GOV.UK Chat's config/defaults/<task>.yaml",
+    )
+    parser.addini("evals_suite_patterns", "extra file globs collected as suites (see --evals-suite-pattern)", type="args", default=[])
     parser.addini("evals_report_dir", "default for --evals-report-dir", default="")
     parser.addini("evals_case_timeout", "seconds an item waits for its evaluation (default 900)", default="900")
     parser.addini(
@@ -85,6 +96,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = EvalSession(config)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "pytest_evals_session")
+    patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
+    previous: tuple[str, ...] = set_extra_patterns(patterns)
+    config.stash[_PREVIOUS_PATTERNS] = previous
     config.pluginmanager.register(HeapFreezer(config, lambda: len(state.results)), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
         config.pluginmanager.register(_XdistPartition(), "pytest_evals_partition")
@@ -94,6 +108,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is not None:
         state.close()
+    previous = config.stash.get(_PREVIOUS_PATTERNS, None)
+    if previous is not None:
+        # In-process runs (pytester) must not leak their patterns into the outer session.
+        set_extra_patterns(previous)
 
 
 class _XdistPartition:
@@ -107,7 +125,7 @@ class _XdistPartition:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_suite_path(file_path.name, CASE_FILE_PATTERNS):
+    if is_suite_path(file_path.name, case_file_patterns()):
         return SuiteFile.from_parent(parent, path=file_path)
     return None
 

@@ -255,6 +255,9 @@ def render_terminal(tr: Any, state: EvalSession) -> None:
             green=s["passed"],
             red=not s["passed"],
         )
+        note = (s.get("tables") or {}).get("judge_note")
+        if note:
+            tr.write_line(f"  {note}")
         gates_by_metric: dict[str, list[Any]] = {}
         for g in s["_gate_objects"]:
             base = g.metric.rsplit(".", 1)[0] if g.metric.endswith((".ci_low", ".ci_high")) else g.metric

@@ -61,14 +61,17 @@ def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
     return labels, matrix
 
 
-def _per_class(matrix: list[list[int]], k: int) -> tuple[float | None, float | None, float | None, int]:
+def _per_class(matrix: list[list[int]], k: int) -> tuple[float | None, float | None, float | None, int, float | None]:
     tp = matrix[k][k]
     predicted = sum(row[k] for row in matrix)
     actual = sum(matrix[k])
     p = tp / predicted if predicted else None
     r = tp / actual if actual else None
     f = f_beta(tp, predicted - tp, actual - tp)
-    return p, r, f, actual
+    # F2 (GOV.UK Chat's router aggregate weights recall over precision) at index 4, so
+    # the support stays at index 3.
+    f2 = f_beta(tp, predicted - tp, actual - tp, 2.0)
+    return p, r, f, actual, f2
 
 
 def _averages(matrix: list[list[int]]) -> dict[str, float | None]:
@@ -76,7 +79,7 @@ def _averages(matrix: list[list[int]]) -> dict[str, float | None]:
     total = sum(sum(row) for row in matrix)
     per = [_per_class(matrix, k) for k in range(n)]
     out: dict[str, float | None] = {}
-    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2)):
+    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2), ("f2", 4)):
         values = [c[idx] for c in per]
         # Macro averages over classes where the value is defined (sklearn's zero_division
         # would silently count undefined classes as 0; we leave them out and say so).
@@ -104,7 +107,8 @@ def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, di
 
         return compute
 
-    for name in ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1"):
+    for name in ("macro_precision", "macro_recall", "macro_f1", "macro_f2",
+                 "weighted_precision", "weighted_recall", "weighted_f1", "weighted_f2"):
         value = point[name]
         if value is None:
             tree[name] = Metric(None, None, len(pairs), "0/0: no class has a defined value")

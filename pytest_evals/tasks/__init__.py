@@ -15,6 +15,8 @@ TASKS: dict[str, str] = {
     "jailbreak_guardrails": "pytest_evals.classification.task:JailbreakGuardrails",
     "output_guardrails": "pytest_evals.classification.task:OutputGuardrails",
     "question_router": "pytest_evals.classification.task:QuestionRouter",
+    "retrieval": "pytest_evals.classification.retrieval:Retrieval",
+    "topic_tagger": "pytest_evals.classification.topic_tagger:TopicTagger",
     "rag_answers": "pytest_evals.rag.task:RagAnswers",
     "halueval": "pytest_evals.tasks.halueval:HaluEval",
     "harpia": "pytest_evals.tasks.harpia:Harpia",

@@ -76,7 +76,11 @@ class Task(Generic[CaseT]):
 
         if not self.config.input_path:
             raise CaseInputError(f"{self.suite.path}: field 'input_path' is required for task {self.name!r}")
-        yield from jsonl_refs(self.suite.resolve(self.config.input_path))
+        path = self.suite.resolve(self.config.input_path)
+        if not path.exists():
+            places = " or ".join(str(p) for p in self.suite.tried(self.config.input_path))
+            raise CaseInputError(f"{self.suite.path}: input_path {self.config.input_path!r} not found (looked in {places})")
+        yield from jsonl_refs(path)
 
     def load_case(self, ref: CaseRef) -> CaseT:
         """Read and validate one case (raise CaseInputError naming file, line and field)."""
