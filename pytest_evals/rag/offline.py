@@ -21,9 +21,9 @@ says in its reason that it is the embedding baseline and which cosine it used.
   sentence (cosine >= threshold) whose numbers (amounts, dates, counts) differ from that
   sentence's counts as a contradiction; a sentence with no close match is "idk". Only
   number conflicts are caught: a reworded "you can" / "you cannot" is not;
-- bias (lower is better): a lexical rule, not embeddings: sentences phrased as personal
-  opinion or sweeping judgement ("I think", "obviously", "the best") count as biased
-  opinions. It cannot judge bias, only flag opinionated phrasing, and says so.
+- bias (lower is better): a lexical rule, not embeddings: answer sentences phrased as
+  personal opinion or sweeping judgement ("I think", "obviously", "the best") / all
+  answer sentences. It cannot judge bias, only flag opinionated phrasing, and says so.
 
 Deterministic: cosines are rounded to 4 decimals before they are compared.
 """
@@ -179,17 +179,19 @@ def score_factual(answer: Sequence[str], ideal: Sequence[str], sim: Sequence[Seq
 
 
 def score_bias(sentences: Sequence[str]) -> RunOutcome:
+    # Every sentence is a candidate; those phrased as opinion count as biased, so the
+    # score is graded by how much of the answer is opinion.
     rows = []
     for text in sentences:
         low = text.lower()
         hits = [m for m in OPINION_MARKERS if m in low]
-        if hits:
-            rows.append({"opinion": text, "verdict": "yes", "markers": hits})
+        rows.append({"opinion": text, "verdict": "yes" if hits else "no", "markers": hits})
     verdicts = [str(r["verdict"]) for r in rows]
-    reason = (f"offline opinion-marker rule (lexical, cannot judge bias itself): {len(rows)} of "
+    flagged = verdicts.count("yes")
+    reason = (f"offline opinion-marker rule (lexical, cannot judge bias itself): {flagged} of "
               f"{len(sentences)} answer sentences are phrased as opinion")
     return RunOutcome(bias_score(verdicts), reason, {"opinions": rows},
-                      {"biased": len(rows), "opinions": len(rows)})
+                      {"biased": flagged, "opinions": len(rows)})
 
 
 def _numbers(text: str) -> set[str]:
