@@ -145,11 +145,28 @@ def test_missing_input_names_both_places(pytester: pytest.Pytester) -> None:
     (pytester.path / "data" / "retrieval.jsonl").unlink()
     result = pytester.runpytest("config/defaults/retrieval.yaml", "--evals-suite-pattern", "*.yaml",
                                 "--no-evals-generate", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*input_path 'data/retrieval.jsonl' not found (looked in *config/defaults/data/retrieval.jsonl"
-                                 " or *data/retrieval.jsonl)*"])
+    result.stdout.fnmatch_lines(["*config/defaults/data/retrieval.jsonl: input file not found (input_path"
+                                 " 'data/retrieval.jsonl' of retrieval.yaml; looked in"
+                                 " *config/defaults/data/retrieval.jsonl and *data/retrieval.jsonl)*"])
 
 
 def test_unknown_file_name_without_task_is_a_clear_error(pytester: pytest.Pytester) -> None:
     (pytester.path / "mystery.yaml").write_text("what: x\ninput_path: x.jsonl\n", encoding="utf-8")
     result = pytester.runpytest("mystery.yaml", "--evals-suite-pattern", "*.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*mystery.yaml: field 'task' is required*or name the file after its task*"])
+
+
+def test_example_suites_retrieval_and_topic_tagger(pytester: pytest.Pytester) -> None:
+    suites = Path(__file__).resolve().parents[2] / "eval_suites"
+    args = [str(suites / "retrieval.eval.yaml"), str(suites / "topic_tagger.eval.yaml"),
+            "--evals-json", "s.json", "-p", "no:cacheprovider"]
+    plain = pytester.runpytest_subprocess(*args)
+    assert plain.ret == 0, plain.stdout.str()[-2000:]
+    plain.assert_outcomes(passed=11, failed=5, errors=1)
+    summary = json.loads((pytester.path / "s.json").read_text())
+    assert metric(summary, "retrieval", "recall.mean") == pytest.approx(6.5 / 8)
+    assert metric(summary, "topic_tagger", "primary_matched_with_either.rate") == pytest.approx(7 / 8)
+    dist = pytester.runpytest_subprocess(*args[:-4], "--evals-json", "d.json", "-n", "2", "-p", "no:cacheprovider")
+    assert dist.ret == 0
+    two = json.loads((pytester.path / "d.json").read_text())
+    assert [s["metrics"] for s in summary["suites"]] == [s["metrics"] for s in two["suites"]]
