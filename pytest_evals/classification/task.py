@@ -92,6 +92,13 @@ class _BinaryTask(Task[Any]):
         model = self.input_model if self.config.generate else self.case_model
         return validate(model, data, ref.source)
 
+    def generated_record(self, case: Any, ref: CaseRef) -> Any:
+        record = super().generated_record(case, ref)
+        # Only a known generation model is recorded; an unknown one is left out, not null.
+        if isinstance(record, dict) and record.get("model") is None:
+            record.pop("model", None)
+        return record
+
 
 class JailbreakGuardrails(_BinaryTask):
     name = "jailbreak_guardrails"
