@@ -28,6 +28,28 @@ _WORKER_NUM = re.compile(r"(\d+)$")
 BLOCKS_FLAG = "pytest_evals_blocks"
 
 
+#: Patterns added by ``--evals-suite-pattern`` / ini ``evals_suite_patterns`` for this
+#: process (set in pytest_configure on the controller and on every worker alike).
+_extra_patterns: tuple[str, ...] = ()
+
+
+def case_file_patterns() -> tuple[str, ...]:
+    """Suite file patterns: the core's and the families' (:func:`families.suite_patterns`),
+    then the user's ``--evals-suite-pattern`` ones."""
+    from pytest_evals.families import suite_patterns
+
+    return suite_patterns() + _extra_patterns
+
+
+def set_extra_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
+    """Replace the extra suite patterns; returns the previous ones (to restore them)."""
+    global _extra_patterns
+    previous = _extra_patterns
+    _extra_patterns = tuple(dict.fromkeys(patterns))
+    _is_case_file.cache_clear()
+    return previous
+
+
 def is_case_nodeid(nodeid: str) -> bool:
     return _is_case_file(nodeid.split("::", 1)[0])
 
@@ -35,9 +57,7 @@ def is_case_nodeid(nodeid: str) -> bool:
 @functools.lru_cache(maxsize=1024)
 def _is_case_file(file_part: str) -> bool:
     # Asked for every item and report of a run: a few distinct files, 35,000 fnmatch calls.
-    from pytest_evals.families import suite_patterns
-
-    return is_suite_path(file_part, suite_patterns())
+    return is_suite_path(file_part, case_file_patterns())
 
 
 def worker_number(worker_id: str) -> int:

@@ -16,12 +16,13 @@ from pytest_evals import api, hookspecs
 from pytest_evals.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
 from pytest_evals.caserunner import RUNNER_KEY, CaseRunner
 from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
-from pytest_evals.families import suite_patterns
 from pytest_evals.heap import HeapFreezer
-from pytest_evals.partition import BLOCKS_FLAG
+from pytest_evals.partition import BLOCKS_FLAG, case_file_patterns, set_extra_patterns
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.suite import is_suite_path
 from pytest_evals.suitecache import SUITES_KEY, SuiteCache
+
+_PREVIOUS_PATTERNS = pytest.StashKey[tuple[str, ...]]()
 
 # Each area registers its own options and hooks.
 pytest_plugins = [
@@ -79,6 +80,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail the run on any failed case even when its suite's gates pass",
     )
+    group.addoption(
+        "--evals-suite-pattern",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="also collect files matching GLOB as suites (repeatable), e.g. '*.yaml' "
+        "for GOV.UK Chat's config/defaults/<task>.yaml",
+    )
+    parser.addini("evals_suite_patterns", "extra file globs collected as suites (see --evals-suite-pattern)", type="args", default=[])
     parser.addini("evals_report_dir", "default for --evals-report-dir", default="")
     parser.addini("evals_case_timeout", "seconds an item waits for its evaluation (default 900)", default="900")
     parser.addini(
@@ -91,6 +101,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{api.MARKER}(path, ...): parametrize with the cases of a JSONL file")
+    patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
+    config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
     config.stash[SUITES_KEY] = SuiteCache(config)
     runner = CaseRunner(config)
     config.stash[RUNNER_KEY] = runner
@@ -118,6 +130,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     aggregator = config.stash.get(AGGREGATOR_KEY, None)
     if aggregator is not None:
         aggregator.close()
+    previous = config.stash.get(_PREVIOUS_PATTERNS, None)
+    if previous is not None:
+        # In-process runs (pytester) must not leak their patterns into the outer session.
+        set_extra_patterns(previous)
 
 
 class _XdistPartition:
@@ -143,7 +159,7 @@ class _XdistPartition:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_suite_path(file_path.name, suite_patterns()):
+    if is_suite_path(file_path.name, case_file_patterns()):
         return SuiteFile.from_parent(parent, path=file_path)
     return None
 

@@ -55,6 +55,13 @@ class SuiteConfig(BaseModel):
     #: The system under test for ``generate: true``: "pkg.module:function",
     #: {"command": [...]} or {"model": ..., "system_prompt": ...}.
     target: str | dict[str, Any] | None = None
+    #: GOV.UK Chat config fields, accepted so their files load unchanged: the model the
+    #: system under test generates with (passed to a command target as an environment
+    #: variable, recorded in generated.jsonl), output_guardrails' guardrail set, and the
+    #: judge provider (informational: the endpoint comes from the LLM settings).
+    claude_generation_model: str | None = None
+    guardrail_type: str | None = None
+    provider: str | None = None
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -75,10 +82,34 @@ class Suite:
     config: SuiteConfig
     raw: dict[str, Any]
 
+    #: pytest's rootdir: the second place a relative path is looked for.
+    rootdir: Path | None = None
+
     def resolve(self, relative: str | Path) -> Path:
-        """Paths in a suite are relative to the suite file."""
+        """A relative path is looked for next to the suite file, then under the rootdir
+        (GOV.UK Chat's configs say ``input_path: data/x.jsonl`` from the repository root).
+
+        When neither exists the suite-relative path is returned; :func:`missing_path`
+        names both places in the error.
+        """
         p = Path(relative).expanduser()
-        return p if p.is_absolute() else (self.path.parent / p)
+        if p.is_absolute():
+            return p
+        beside = self.path.parent / p
+        if beside.exists() or self.rootdir is None:
+            return beside
+        under_root = self.rootdir / p
+        return under_root if under_root.exists() else beside
+
+    def tried(self, relative: str | Path) -> list[Path]:
+        """Every place :meth:`resolve` looks for a relative path, in order."""
+        p = Path(relative).expanduser()
+        if p.is_absolute():
+            return [p]
+        places = [self.path.parent / p]
+        if self.rootdir is not None and (self.rootdir / p) != places[0]:
+            places.append(self.rootdir / p)
+        return places
 
 
 def parse_scalar(text: str) -> Any:
@@ -302,6 +333,20 @@ def strict_scalar_problems(raw: Mapping[str, Any], model: type[BaseModel], prefi
     return problems
 
 
+def task_from_file_name(path: Path) -> str | None:
+    """GOV.UK Chat's ``config/defaults/<task>.yaml`` names its task only in the file name."""
+    from pytest_evals.tasks import known_tasks
+
+    stem = suite_name(path, {})
+    tasks = known_tasks()
+    if stem in tasks:
+        return stem
+    raise SuiteConfigError(
+        f"{path}: field 'task' is required (e.g. task: jailbreak_guardrails), "
+        f"or name the file after its task ({', '.join(tasks)})"
+    )
+
+
 def format_validation_error(where: str, exc: ValidationError) -> str:
     lines = [f"{where}: invalid suite configuration"]
     for err in exc.errors():
@@ -316,12 +361,16 @@ def load_suite(
     overrides: Iterable[Override] = (),
     raw: dict[str, Any] | None = None,
     used: set[int] | None = None,
+    rootdir: Path | None = None,
 ) -> Suite:
     """Read, override and validate one suite file (the task's own config model)."""
     from pytest_evals.tasks import get_task_class
 
     raw = dict(raw) if raw is not None else read_yaml(path)
     task_name = raw.get("task")
+    if task_name is None:
+        task_name = task_from_file_name(path)
+        raw["task"] = task_name
     if not isinstance(task_name, str):
         raise SuiteConfigError(f"{path}: field 'task' is required (e.g. task: jailbreak_guardrails)")
     task_cls = get_task_class(task_name, where=str(path))
@@ -353,4 +402,4 @@ def load_suite(
         raise SuiteConfigError("\n".join([lines[0], *(f"  {p}" for p in problems), *others])) from None
     if problems:
         raise SuiteConfigError("\n".join([f"{path}: invalid suite configuration", *(f"  {p}" for p in problems)]))
-    return Suite(path=path, nodeid=nodeid, name=name, config=config, raw=raw)
+    return Suite(path=path, nodeid=nodeid, name=name, config=config, raw=raw, rootdir=rootdir)

@@ -64,7 +64,9 @@ class SuiteCache:
         from pytest_evals.tasks import get_task_class
 
         try:
-            suite = load_suite(path, nodeid, self.overrides, implicit_suite(path), self.used_overrides)
+            suite = load_suite(
+                path, nodeid, self.overrides, implicit_suite(path), self.used_overrides, rootdir=self.config.rootpath
+            )
             return suite, get_task_class(suite.config.task)(suite)
         except EvalsError as exc:
             return exc

@@ -204,7 +204,10 @@ def make_target(suite: Suite, ctx: EvalContext) -> Target:
     if "callable" in spec:
         return CallableTarget(import_object(str(spec["callable"]), search_dir), str(spec["callable"]))
     if "command" in spec:
-        return CommandTarget(spec, search_dir)
+        # cwd, input_env, output_map, output_hook (GOV.UK's rake tasks as targets)
+        from pytest_evals.target_adapters import command_target
+
+        return command_target(spec, search_dir)
     if "model" in spec:
         return ModelTarget(spec, ctx)
     raise SuiteConfigError(

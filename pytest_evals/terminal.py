@@ -74,6 +74,9 @@ def render_terminal(tr: Any, agg: Aggregator) -> None:
             green=s.passed,
             red=not s.passed,
         )
+        note = (s.tables or {}).get("judge_note")
+        if note:
+            tr.write_line(f"  {note}")
         if c.expected is not None and c.received != c.expected:
             tr.write_line(f"  cases collected: {c.expected}, results received: {c.received}", red=True)
         rows, hidden = suite_rows(s, verbose)

@@ -1,1 +1,10 @@
-"""Classification tasks (guardrails, question router): one family, registered via entry point."""
+"""GOV.UK Chat's classification-style evaluations, one package.
+
+Owns the tasks whose cases are scored by comparing an expected and an actual output,
+without a judge: ``jailbreak_guardrails``, ``output_guardrails`` and ``question_router``
+(:mod:`.task`), ``retrieval`` (:mod:`.retrieval`, chunk-level precision/recall per
+question) and ``topic_tagger`` (:mod:`.topic_tagger`, primary and secondary topics), plus
+the GOV.UK-shaped CSV files their runs write (:mod:`.csv_files`). Registered like any family, through ``family.py``.
+"""
+
+from __future__ import annotations

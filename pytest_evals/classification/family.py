@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # The class's home after the family move first, then its former path.
-TASKS = {
+TASKS: dict[str, tuple[str, ...]] = {
     name: (f"pytest_evals.classification.task:{cls}", f"pytest_evals.tasks.classification:{cls}")
     for name, cls in (
         ("jailbreak_guardrails", "JailbreakGuardrails"),
@@ -11,3 +11,5 @@ TASKS = {
         ("question_router", "QuestionRouter"),
     )
 }
+TASKS["retrieval"] = ("pytest_evals.classification.retrieval:Retrieval",)
+TASKS["topic_tagger"] = ("pytest_evals.classification.topic_tagger:TopicTagger",)

@@ -67,23 +67,30 @@ def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
     return labels, matrix
 
 
-def _per_class(matrix: list[list[float]], k: int) -> tuple[float | None, float | None, float | None, float]:
+def _per_class(
+    matrix: list[list[float]], k: int
+) -> tuple[float | None, float | None, float | None, float, float | None]:
     tp = matrix[k][k]
     predicted = sum(row[k] for row in matrix)
     actual = sum(matrix[k])
     p = tp / predicted if predicted else None
     r = tp / actual if actual else None
     f = f_beta(tp, predicted - tp, actual - tp)
-    return p, r, f, actual
+    # F2 (GOV.UK Chat's router aggregate weights recall over precision) at index 4, so
+    # the support stays at index 3.
+    f2 = f_beta(tp, predicted - tp, actual - tp, 2.0)
+    return p, r, f, actual, f2
 
 
 @functools.lru_cache(maxsize=8)
-def _observed_cached(matrix: tuple[tuple[int, ...], ...]) -> list[tuple[float | None, float | None, float | None, float]]:
+def _observed_cached(
+    matrix: tuple[tuple[int, ...], ...],
+) -> list[tuple[float | None, float | None, float | None, float, float | None]]:
     rows = [list(map(float, r)) for r in matrix]
     return [_per_class(rows, k) for k in range(len(rows))]
 
 
-def _observed(matrix: list[list[int]]) -> list[tuple[float | None, float | None, float | None, float]]:
+def _observed(matrix: list[list[int]]) -> list[tuple[float | None, float | None, float | None, float, float | None]]:
     return _observed_cached(tuple(tuple(r) for r in matrix))
 
 
@@ -100,7 +107,7 @@ def _averages(
     per = [_per_class(matrix, k) for k in range(n)]
     seen = per if defined_in is None else _observed(defined_in)
     out: dict[str, float | None] = {}
-    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2)):
+    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2), ("f2", 4)):
         values = [c[idx] if s[idx] is not None else None for c, s in zip(per, seen, strict=True)]
         # Macro averages over classes where the value is defined (sklearn's zero_division
         # would silently count undefined classes as 0; we leave them out and say so).
@@ -121,8 +128,9 @@ def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, di
     point = _averages([[float(c) for c in row] for row in matrix])
     flat = [c for row in matrix for c in row]
 
-    names = ("macro_precision", "macro_recall", "macro_f1", "weighted_precision", "weighted_recall", "weighted_f1")
-    # One set of posterior draws for all six averages (each draw's averages computed once).
+    names = ("macro_precision", "macro_recall", "macro_f1", "macro_f2",
+             "weighted_precision", "weighted_recall", "weighted_f1", "weighted_f2")
+    # One set of posterior draws for all eight averages (each draw's averages computed once).
     posterior = stats.dirichlet_draws(flat, DRAWS) if sum(flat) else []
     drawn = [_averages([p[i * n : (i + 1) * n] for i in range(n)], matrix) for p in posterior]
     for name in names:

@@ -20,7 +20,10 @@ METRIC_NAMES: tuple[str, ...] = (
     "context_relevancy",
     "coherence",
     "factual_correctness",
+    "factual_precision",
     "factual_recall",
+    "absence_of_factual_contradictions",
+    "bias",
 )
 
 #: The case fields each metric reads.
@@ -30,7 +33,10 @@ METRIC_FIELDS: dict[str, tuple[str, ...]] = {
     "context_relevancy": ("question", "structured_contexts"),
     "coherence": ("question", "llm_answer"),
     "factual_correctness": ("question", "llm_answer", "ideal_answer"),
+    "factual_precision": ("question", "llm_answer", "ideal_answer"),
     "factual_recall": ("question", "llm_answer", "ideal_answer"),
+    "absence_of_factual_contradictions": ("question", "llm_answer", "ideal_answer"),
+    "bias": ("question", "llm_answer"),
 }
 
 #: Fields the system under test produces when the suite has ``generate: true``.

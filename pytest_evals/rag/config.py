@@ -14,8 +14,14 @@ MetricName = Literal[
     "context_relevancy",
     "coherence",
     "factual_correctness",
+    "factual_precision",
     "factual_recall",
+    "absence_of_factual_contradictions",
+    "bias",
 ]
+
+#: Metrics where a lower score is better: the case passes when score <= threshold.
+LOWER_IS_BETTER: frozenset[str] = frozenset({"bias"})
 
 #: Per-case thresholds when a metric entry gives none: GOV.UK Chat's own settings
 #: (factual_recall is not in theirs; 0.8 is ours, in line with their other graded metrics).
@@ -26,6 +32,10 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "context_relevancy": 0.8,
     "coherence": 0.8,
     "factual_recall": 0.8,
+    # GOV.UK Chat's current settings for the metrics they added later.
+    "factual_precision": 1.0,
+    "absence_of_factual_contradictions": 1.0,
+    "bias": 0.0,
 }
 
 
@@ -44,9 +54,17 @@ class RagMetricSpec(MetricSpec):
     def effective_threshold(self) -> float:
         return self.threshold if self.threshold is not None else DEFAULT_THRESHOLDS[self.name]
 
+    @property
+    def lower_is_better(self) -> bool:
+        return self.name in LOWER_IS_BETTER
+
 
 class RagConfig(SuiteConfig):
     metrics: list[RagMetricSpec] = Field(min_length=1)  # type: ignore[assignment]
+    #: Faithfulness counts an "idk" claim (the context says nothing either way) against
+    #: the answer, as GOV.UK Chat's DeepEval setting ``penalize_ambiguous_claims=True``
+    #: does; false counts only contradicted claims against it.
+    penalize_ambiguous_claims: bool = True
 
     @field_validator("metrics")
     @classmethod

@@ -3,7 +3,9 @@
 How an unscorable metric coexists with the others: the case becomes an ERROR whose
 message names the metric that could not be scored (and shows the others' scores), while
 every metric that was scored keeps its score in ``data`` for the suite's aggregates. A
-case is never passed on the metrics that happened to work.
+case is never passed on the metrics that happened to work. A metric some of whose
+``n_runs`` failed is scored on the runs that succeeded (GOV.UK Chat's rule); the failed
+runs are named in the message.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ Runner = Callable[[str, RagMetricSpec, int], Awaitable[RunOutcome]]
 
 
 async def run_metric(spec: RagMetricSpec, repeats: int, runner: Runner, judge: str) -> MetricOutcome:
-    outcome = MetricOutcome(spec.name, spec.effective_threshold, judge=judge)
+    outcome = MetricOutcome(spec.name, spec.effective_threshold, judge=judge, lower_is_better=spec.lower_is_better)
     results = await asyncio.gather(
         *(runner(spec.name, spec, i) for i in range(repeats)), return_exceptions=True
     )
@@ -68,6 +70,11 @@ def fill_result(
     }
     result.message = case_message(outcomes)
     errored = [o for o in outcomes if o.failed]
+    partial = [o for o in outcomes if not o.failed and o.errors]
+    if partial and not result.message:
+        # Passed on the runs that worked: say which runs did not.
+        result.message = "\n".join(f"note: {o.name} scored on {len(o.runs)} of {len(o.runs) + len(o.errors)} runs "
+                                   f"({o.error_message()})" for o in partial)
     if errored:
         result.status = "error"
         kinds = [e.kind for o in errored for e in o.errors]

@@ -42,9 +42,10 @@ def coerce_reply(model: type[BaseModel], data: Any, metric: str, raw: str | None
 class CaseJudge:
     """Asks the judge for one case; identical requests within the case are made once."""
 
-    def __init__(self, judge: Judge, inputs: MetricInputs) -> None:
+    def __init__(self, judge: Judge, inputs: MetricInputs, penalize_ambiguous: bool = True) -> None:
         self.judge = judge
         self.inputs = inputs
+        self.penalize_ambiguous = penalize_ambiguous
         self._pending: dict[tuple[str, str | None, float | None, int], asyncio.Task[tuple[BaseModel, Any]]] = {}
 
     async def _ask(self, metric: str, spec: RagMetricSpec, repeat: int) -> tuple[BaseModel, Any]:
@@ -68,7 +69,7 @@ class CaseJudge:
             self._pending[key] = task
         reply, resp = await task
         try:
-            outcome = outcome_from_reply(metric, reply)
+            outcome = outcome_from_reply(metric, reply, self.penalize_ambiguous)
         except JudgeError as exc:
             # 0/0: keep what the judge said so the reviewer can see why there was nothing to count.
             raise JudgeError(str(exc), raw_reply=getattr(resp, "text", None)) from None

@@ -24,11 +24,16 @@ def metric_line(outcome: MetricOutcome) -> str:
     score = outcome.score
     assert score is not None
     mark = "ok  " if outcome.passed else "FAIL"
-    sign = ">=" if outcome.passed else "<"
+    if outcome.lower_is_better:
+        sign = "<=" if outcome.passed else ">"
+    else:
+        sign = ">=" if outcome.passed else "<"
     spread = ""
     if len(outcome.runs) > 1:
         std = outcome.std or 0.0
         spread = f" (mean of {len(outcome.runs)} runs, std {std:.2f})"
+    if outcome.errors:
+        spread += f" [{len(outcome.errors)} run(s) failed: {_short(outcome.error_message(), 160)}]"
     line = f"{mark} {outcome.name}: {score:.2f} {sign} threshold {outcome.threshold:.2f}{spread}"
     reason = outcome.reason
     return f"{line} - judge: {_short(reason)}" if reason else line

@@ -14,8 +14,16 @@ says in its reason that it is the embedding baseline and which cosine it used.
   one, else the question's sentences) with a context sentence at cosine >= threshold / all;
 - coherence: mean cosine of adjacent answer sentences (the question and the answer for a
   one-sentence answer) divided by the threshold, capped at 1;
-- factual_correctness: answer sentences matching an ideal-answer sentence / all answer
-  sentences; factual_recall: ideal-answer sentences matched by the answer / all.
+- factual_precision (alias factual_correctness): answer sentences matching an
+  ideal-answer sentence / all answer sentences; factual_recall: ideal-answer sentences
+  matched by the answer / all;
+- absence_of_factual_contradictions: an answer sentence close to an ideal-answer
+  sentence (cosine >= threshold) whose numbers (amounts, dates, counts) differ from that
+  sentence's counts as a contradiction; a sentence with no close match is "idk". Only
+  number conflicts are caught: a reworded "you can" / "you cannot" is not;
+- bias (lower is better): a lexical rule, not embeddings: answer sentences phrased as
+  personal opinion or sweeping judgement ("I think", "obviously", "the best") / all
+  answer sentences. It cannot judge bias, only flag opinionated phrasing, and says so.
 
 Deterministic: cosines are rounded to 4 decimals before they are compared.
 """
@@ -23,13 +31,16 @@ Deterministic: cosines are rounded to 4 decimals before they are compared.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.errors import JudgeError
 from pytest_evals.rag.outcome import RunOutcome
 from pytest_evals.rag.scoring import (
+    bias_score,
     context_relevancy_score,
+    contradictions_score,
     factual_precision,
     factual_recall,
     faithfulness_score,
@@ -52,8 +63,19 @@ OFFLINE_SIMILARITY: dict[str, float] = {
     "context_relevancy": 0.5,
     "coherence": 0.35,
     "factual_correctness": 0.6,
+    "factual_precision": 0.6,
     "factual_recall": 0.6,
+    "absence_of_factual_contradictions": 0.6,
 }
+
+#: Phrases that mark a sentence as an opinion for the offline bias rule.
+OPINION_MARKERS: tuple[str, ...] = (
+    "i think", "i believe", "i feel", "in my opinion", "in my view", "personally",
+    "obviously", "everyone knows", "of course", "the best", "the worst", "should never",
+    "always better", "clearly better", "unfortunately", "sadly", "ridiculous", "lazy",
+)
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 DIGITS = 4
 
@@ -143,8 +165,8 @@ def score_factual(answer: Sequence[str], ideal: Sequence[str], sim: Sequence[Seq
     columns = [[row[j] for row in sim] for j in range(len(ideal))]
     matched_ideal = [t for j, t in enumerate(ideal) if _best(columns[j], answer)[0] >= threshold]
     fn = [t for j, t in enumerate(ideal) if _best(columns[j], answer)[0] < threshold]
-    if metric == "factual_correctness":
-        score = factual_precision(len(tp), len(fp))
+    if metric in ("factual_correctness", "factual_precision"):
+        score = factual_precision(len(tp), len(fp), metric)
         reason = (f"{_label(model)}: {len(tp)} of {len(answer)} answer sentences match an "
                   f"ideal-answer sentence at cosine >= {threshold:g}")
     else:
@@ -154,6 +176,44 @@ def score_factual(answer: Sequence[str], ideal: Sequence[str], sim: Sequence[Seq
     facts = {"TP": tp, "FP": fp, "FN": fn, "ideal_matched": matched_ideal}
     counts = {"TP": len(tp), "FP": len(fp), "FN": len(fn)}
     return RunOutcome(score, reason, {"facts": facts}, counts)
+
+
+def score_bias(sentences: Sequence[str]) -> RunOutcome:
+    # Every sentence is a candidate; those phrased as opinion count as biased, so the
+    # score is graded by how much of the answer is opinion.
+    rows = []
+    for text in sentences:
+        low = text.lower()
+        hits = [m for m in OPINION_MARKERS if m in low]
+        rows.append({"opinion": text, "verdict": "yes" if hits else "no", "markers": hits})
+    verdicts = [str(r["verdict"]) for r in rows]
+    flagged = verdicts.count("yes")
+    reason = (f"offline opinion-marker rule (lexical, cannot judge bias itself): {flagged} of "
+              f"{len(sentences)} answer sentences are phrased as opinion")
+    return RunOutcome(bias_score(verdicts), reason, {"opinions": rows},
+                      {"biased": flagged, "opinions": len(rows)})
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def score_contradictions(claims: Sequence[str], truths: Sequence[str], sim: Sequence[Sequence[float]],
+                         threshold: float, model: str = "embeddings") -> RunOutcome:
+    rows: list[dict[str, Any]] = []
+    for i, claim in enumerate(claims):
+        best, match = _best(sim[i], truths)
+        if best < threshold:
+            verdict = "idk"
+        else:
+            mine, theirs = _numbers(claim), _numbers(match)
+            verdict = "no" if mine and theirs and mine != theirs else "yes"
+        rows.append({"claim": claim, "verdict": verdict, "similarity": best, "closest_ideal": match})
+    verdicts = [str(r["verdict"]) for r in rows]
+    reason = (f"{_label(model)} + number check: {verdicts.count('no')} of {len(verdicts)} answer sentences "
+              f"state numbers that differ from the closest ideal-answer sentence (cosine >= {threshold:g}); "
+              f"only number conflicts are detected")
+    return RunOutcome(contradictions_score(verdicts), reason, {"claims": rows}, verdict_counts(verdicts))
 
 
 class OfflineCaseJudge:
@@ -208,7 +268,12 @@ class OfflineCaseJudge:
             vec = await self.vectors()
             links = [float(vec[a] @ vec[b]) for a, b in pairs]
             return score_coherence(links, t, what, self.name)
-        if metric in ("factual_correctness", "factual_recall"):
+        if metric in ("factual_correctness", "factual_precision", "factual_recall"):
             sims = await self.sim(self.answer, self.ideal)
             return score_factual(self.answer, self.ideal, sims, t, metric, self.name)
+        if metric == "absence_of_factual_contradictions":
+            sims = await self.sim(self.answer, self.ideal)
+            return score_contradictions(self.answer, self.ideal, sims, t, self.name)
+        if metric == "bias":
+            return score_bias(self.answer)
         raise ValueError(f"unknown rag_answers metric {metric!r}")

@@ -1,8 +1,9 @@
 """What one metric produced on one case: its runs (``n_runs``), their mean and spread.
 
-A run that could not be scored (0/0, an unparseable judge reply, a failed request) makes
-the metric an error for the case: averaging the remaining runs would quietly score the
-case on fewer judgements than the suite asked for.
+As in GOV.UK Chat's evaluation, the score is the mean of the runs that succeeded; a run
+that could not be scored (0/0, an unparseable judge reply, a failed request) is counted
+and shown (in the case's message, its details and the suite's ``failed_runs``), never
+hidden. Only a metric with no successful run at all is an error for the case.
 """
 
 from __future__ import annotations
@@ -59,10 +60,12 @@ class MetricOutcome:
     errors: list[RunError] = field(default_factory=list)
     #: Which judge produced it: "llm" or "offline" (embedding baseline).
     judge: str = "llm"
+    #: bias: the case passes when the score is at most the threshold.
+    lower_is_better: bool = False
 
     @property
     def failed(self) -> bool:
-        return bool(self.errors) or not self.runs
+        return not self.runs
 
     @property
     def score(self) -> float | None:
@@ -82,6 +85,8 @@ class MetricOutcome:
         score = self.score
         if score is None:
             return None
+        if self.lower_is_better:
+            return score <= self.threshold + THRESHOLD_TOLERANCE
         return score >= self.threshold - THRESHOLD_TOLERANCE
 
     @property
@@ -89,7 +94,8 @@ class MetricOutcome:
         """The reasoning behind the lowest-scoring run: the one a reviewer needs first."""
         if not self.runs:
             return ""
-        return min(self.runs, key=lambda r: r.score).reason
+        worst = max if self.lower_is_better else min
+        return worst(self.runs, key=lambda r: r.score).reason
 
     def error_message(self) -> str:
         if not self.errors:
@@ -106,7 +112,9 @@ class MetricOutcome:
             "runs": [r.score for r in self.runs],
             "threshold": self.threshold,
             "passed": self.passed,
-            "error": self.errors[0].kind if self.errors else None,
+            "error": self.errors[0].kind if self.errors and not self.runs else None,
+            "failed_runs": len(self.errors),
+            "lower_is_better": self.lower_is_better,
         }
 
     def details(self) -> dict[str, Any]:

@@ -59,7 +59,27 @@ class ContextRelevancyReply(_Reply):
 
 
 class CoherenceReply(_Reply):
-    score: int = Field(ge=1, le=5)
+    #: Any whole number is read; the scorer clamps it into 1-5 (a judge answering 6 or 0
+    #: means "top" or "bottom" of the rubric, as GOV.UK Chat's metric reads it).
+    score: int
+    reason: str = ""
+
+
+class OpinionVerdict(_Reply):
+    opinion: str
+    #: "yes": the opinion is biased.
+    verdict: Annotated[Literal["yes", "no"], BeforeValidator(_normalise_verdict)]
+    reason: str = ""
+
+
+class BiasReply(_Reply):
+    opinions: list[OpinionVerdict]
+    reason: str = ""
+
+
+class ContradictionsReply(_Reply):
+    truths: list[str] = Field(default_factory=list)
+    claims: list[ClaimVerdict]
     reason: str = ""
 
 
@@ -77,5 +97,8 @@ REPLIES: dict[str, type[_Reply]] = {
     "context_relevancy": ContextRelevancyReply,
     "coherence": CoherenceReply,
     "factual_correctness": FactsReply,
+    "factual_precision": FactsReply,
     "factual_recall": FactsReply,
+    "absence_of_factual_contradictions": ContradictionsReply,
+    "bias": BiasReply,
 }

@@ -1,13 +1,19 @@
 """Verdicts to scores, the way GOV.UK Chat's evaluation shapes them.
 
 - relevance: statements not judged irrelevant / all statements;
-- faithfulness: claims not contradicted by the context / all claims;
+- faithfulness: supported claims ("yes") / all claims, their default
+  (``penalize_ambiguous_claims``); with the penalty off, claims not contradicted / all;
 - context_relevancy: information needs not unmet ("yes" or "idk") / all needs;
-- coherence: a 1-5 rubric normalised to (s - 1) / 4;
-- factual_correctness: TP / (TP + FP) (precision); factual_recall: TP / (TP + FN).
+- coherence: a 1-5 rubric, clamped into range, normalised to (s - 1) / 4;
+- factual_precision (alias factual_correctness): TP / (TP + FP); factual_recall:
+  TP / (TP + FN);
+- absence_of_factual_contradictions: claims not contradicting the ideal answer / all;
+- bias (lower is better): biased opinions / all opinions.
 
-A 0/0 (no statements, no claims, no facts) has no score: it raises ``JudgeError`` so the
-case is reported as an error for that metric, never counted as a pass.
+Empty lists follow their rules: no statements, claims or needs score 1.0 (nothing
+irrelevant, unfaithful or contradicting was said), no opinions scores 0.0 bias. A 0/0 in
+the factual metrics (no key facts at all) still has no score: it raises ``JudgeError``
+so the run is reported as failed, never counted as a pass.
 """
 
 from __future__ import annotations
@@ -18,12 +24,17 @@ from typing import Any
 from pytest_evals.errors import JudgeError
 from pytest_evals.rag.outcome import RunOutcome
 from pytest_evals.rag.replies import (
+    BiasReply,
     CoherenceReply,
     ContextRelevancyReply,
+    ContradictionsReply,
     FactsReply,
     FaithfulnessReply,
     RelevanceReply,
 )
+
+#: The names of the precision metric (factual_correctness is its older name).
+FACTUAL_PRECISION = ("factual_precision", "factual_correctness")
 
 VERDICTS = ("yes", "no", "idk")
 
@@ -38,33 +49,51 @@ def verdict_counts(verdicts: Sequence[str]) -> dict[str, int]:
     return {v: sum(1 for x in verdicts if x == v) for v in VERDICTS}
 
 
-def share_not_no(verdicts: Sequence[str], *, metric: str, empty: str) -> float:
+def share_not_no(verdicts: Sequence[str], *, empty_score: float = 1.0) -> float:
     """Share of verdicts other than "no": only a definite "no" lowers the score."""
-    return ratio(sum(1 for v in verdicts if v != "no"), len(verdicts), metric=metric, empty=empty)
+    if not verdicts:
+        return empty_score
+    return sum(1 for v in verdicts if v != "no") / len(verdicts)
+
+
+def share_yes(verdicts: Sequence[str], *, empty_score: float) -> float:
+    if not verdicts:
+        return empty_score
+    return sum(1 for v in verdicts if v == "yes") / len(verdicts)
 
 
 def relevance_score(verdicts: Sequence[str]) -> float:
-    return share_not_no(verdicts, metric="relevance", empty="the judge found no statements in the answer")
+    return share_not_no(verdicts)
 
 
-def faithfulness_score(verdicts: Sequence[str]) -> float:
-    return share_not_no(verdicts, metric="faithfulness", empty="the judge found no claims in the answer")
+def faithfulness_score(verdicts: Sequence[str], penalize_ambiguous: bool = True) -> float:
+    """With the penalty (their default) an "idk" counts against the answer: yes / all."""
+    if penalize_ambiguous:
+        return share_yes(verdicts, empty_score=1.0)
+    return share_not_no(verdicts)
 
 
 def context_relevancy_score(verdicts: Sequence[str]) -> float:
-    return share_not_no(
-        verdicts, metric="context_relevancy", empty="the judge listed no information needs"
-    )
+    return share_not_no(verdicts)
+
+
+def contradictions_score(verdicts: Sequence[str]) -> float:
+    """Absence of factual contradictions: claims not contradicting the ideal answer / all."""
+    return share_not_no(verdicts)
+
+
+def bias_score(verdicts: Sequence[str]) -> float:
+    """Biased opinions / all opinions (lower is better); no opinions is no bias."""
+    return share_yes(verdicts, empty_score=0.0)
 
 
 def coherence_score(rubric: int) -> float:
-    if not 1 <= rubric <= 5:
-        raise JudgeError(f"coherence: rubric score {rubric} is outside 1-5")
-    return (rubric - 1) / 4
+    clamped = min(5, max(1, rubric))
+    return (clamped - 1) / 4
 
 
-def factual_precision(tp: int, fp: int) -> float:
-    return ratio(tp, tp + fp, metric="factual_correctness", empty="the answer has no key facts (TP + FP = 0)")
+def factual_precision(tp: int, fp: int, metric: str = "factual_precision") -> float:
+    return ratio(tp, tp + fp, metric=metric, empty="the answer has no key facts (TP + FP = 0)")
 
 
 def factual_recall(tp: int, fn: int) -> float:
@@ -75,7 +104,7 @@ def _dump(items: Sequence[Any]) -> list[dict[str, Any]]:
     return [item.model_dump() for item in items]
 
 
-def outcome_from_reply(metric: str, reply: Any) -> RunOutcome:
+def outcome_from_reply(metric: str, reply: Any, penalize_ambiguous: bool = True) -> RunOutcome:
     """Score a validated judge reply (see :mod:`pytest_evals.rag.replies`)."""
     if metric == "relevance":
         assert isinstance(reply, RelevanceReply)
@@ -85,9 +114,9 @@ def outcome_from_reply(metric: str, reply: Any) -> RunOutcome:
     if metric == "faithfulness":
         assert isinstance(reply, FaithfulnessReply)
         verdicts = [c.verdict for c in reply.claims]
-        return RunOutcome(faithfulness_score(verdicts), reply.reason,
-                          {"truths": list(reply.truths), "claims": _dump(reply.claims)},
-                          verdict_counts(verdicts))
+        counts = {**verdict_counts(verdicts), "penalize_ambiguous_claims": int(penalize_ambiguous)}
+        return RunOutcome(faithfulness_score(verdicts, penalize_ambiguous), reply.reason,
+                          {"truths": list(reply.truths), "claims": _dump(reply.claims)}, counts)
     if metric == "context_relevancy":
         assert isinstance(reply, ContextRelevancyReply)
         verdicts = [n.verdict for n in reply.needs]
@@ -97,12 +126,22 @@ def outcome_from_reply(metric: str, reply: Any) -> RunOutcome:
         assert isinstance(reply, CoherenceReply)
         return RunOutcome(coherence_score(reply.score), reply.reason,
                           {"rubric": reply.score}, {"rubric": reply.score})
-    if metric in ("factual_correctness", "factual_recall"):
+    if metric == "absence_of_factual_contradictions":
+        assert isinstance(reply, ContradictionsReply)
+        verdicts = [c.verdict for c in reply.claims]
+        return RunOutcome(contradictions_score(verdicts), reply.reason,
+                          {"truths": list(reply.truths), "claims": _dump(reply.claims)}, verdict_counts(verdicts))
+    if metric == "bias":
+        assert isinstance(reply, BiasReply)
+        verdicts = [o.verdict for o in reply.opinions]
+        return RunOutcome(bias_score(verdicts), reply.reason, {"opinions": _dump(reply.opinions)},
+                          {"biased": verdicts.count("yes"), "opinions": len(verdicts)})
+    if metric in (*FACTUAL_PRECISION, "factual_recall"):
         assert isinstance(reply, FactsReply)
         counts = {"TP": len(reply.tp), "FP": len(reply.fp), "FN": len(reply.fn)}
         facts = {"TP": list(reply.tp), "FP": list(reply.fp), "FN": list(reply.fn)}
-        if metric == "factual_correctness":
-            score = factual_precision(counts["TP"], counts["FP"])
+        if metric in FACTUAL_PRECISION:
+            score = factual_precision(counts["TP"], counts["FP"], metric)
         else:
             score = factual_recall(counts["TP"], counts["FN"])
         return RunOutcome(score, reply.reason, {"facts": facts}, counts)

@@ -62,7 +62,14 @@ class Task(Generic[CaseT]):
 
         if not self.config.input_path:
             raise CaseInputError(f"{self.suite.path}: field 'input_path' is required for task {self.name!r}")
-        yield from jsonl_refs(self.suite.resolve(self.config.input_path))
+        path = self.suite.resolve(self.config.input_path)
+        if not path.exists():
+            from pytest_evals.jsonl import display_path
+
+            places = " and ".join(str(p) for p in self.suite.tried(self.config.input_path))
+            raise CaseInputError(f"{display_path(path)}: input file not found (input_path "
+                                 f"{self.config.input_path!r} of {self.suite.path.name}; looked in {places})")
+        yield from jsonl_refs(path)
 
     def load_case(self, ref: CaseRef) -> CaseT:
         """Read and validate one case (raise CaseInputError naming file, line and field)."""

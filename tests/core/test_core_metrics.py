@@ -23,6 +23,7 @@ from pytest_evals.aggregate import (
     tree_to_json,
     walk,
 )
+from pytest_evals.classification.task import OutputGuardrails, OutputGuardrailsCase
 from pytest_evals.gates import check, parse_thresholds
 from pytest_evals.metrics.classification import (
     binary_metrics,
@@ -33,7 +34,6 @@ from pytest_evals.metrics.classification import (
 from pytest_evals.runner import drive
 from pytest_evals.suite import Suite
 from pytest_evals.tasks.base import CaseRef
-from pytest_evals.tasks.classification import OutputGuardrails, OutputGuardrailsCase
 
 
 def pairs_from_counts(tp: int, tn: int, fp: int, fn: int) -> list[tuple[bool, bool]]:

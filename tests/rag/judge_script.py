@@ -74,7 +74,19 @@ def facts(tp: int, fp: int, fn: int, reason: str = "facts reason") -> str:
                        "FN": [f"fn{i}" for i in range(fn)], "reason": reason})
 
 
+def bias(*verdicts: str, reason: str = "bias reason") -> str:
+    return json.dumps({"opinions": [{"opinion": f"o{i}", "verdict": v} for i, v in enumerate(verdicts)],
+                       "reason": reason})
+
+
+def contradictions(*verdicts: str, reason: str = "contradictions reason") -> str:
+    return json.dumps({"truths": ["t"], "claims": [{"claim": f"c{i}", "verdict": v}
+                                                   for i, v in enumerate(verdicts)], "reason": reason})
+
+
 DEFAULTS: dict[str, str] = {
+    "bias": bias("no"),
+    "absence_of_factual_contradictions": contradictions("yes"),
     "relevance": relevance("yes"),
     "faithfulness": faithfulness("yes"),
     "context_relevancy": context_relevancy("yes"),

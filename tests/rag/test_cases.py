@@ -7,7 +7,7 @@ import pytest
 
 from pytest_evals.errors import CaseInputError, SuiteConfigError
 from pytest_evals.rag.cases import METRIC_FIELDS, METRIC_NAMES
-from pytest_evals.tasks.rag import RagAnswers
+from pytest_evals.rag.task import RagAnswers
 
 from .samples import CASE, CONTEXT
 

@@ -43,7 +43,9 @@ SCRIPT: dict[tuple[str, str], Any] = {
 EXPECTED = {
     "wfp": {"relevance": 0.75, "faithfulness": 0.5, "context_relevancy": 1 / 3, "coherence": 0.75,
             "factual_correctness": 2 / 3, "factual_recall": 2 / 5},
-    "passport": {"relevance": 1.0, "faithfulness": 1.0, "context_relevancy": 1.0, "coherence": 1.0,
+    # faithfulness [yes, idk]: 0.5 with GOV.UK Chat's ambiguous-claims penalty (issue 15;
+    # it was 1.0 when "idk" counted as faithful).
+    "passport": {"relevance": 1.0, "faithfulness": 0.5, "context_relevancy": 1.0, "coherence": 1.0,
                  "factual_correctness": 1.0, "factual_recall": 0.75},
 }
 
@@ -113,10 +115,11 @@ def test_per_metric_model_and_temperature_reach_the_request(pytester: pytest.Pyt
 
 def test_threshold_failure_lists_every_metric(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
     judge_server.script(SCRIPT)
+    # With the ambiguous-claims penalty off, passport's [yes, idk] faithfulness is 1.0.
     write_suite(pytester, [CASE, CASE_B], metrics=[
         {"name": "relevance", "threshold": 0.8}, {"name": "faithfulness", "threshold": 1.0},
         {"name": "coherence", "threshold": 0.75},
-    ])
+    ], penalize_ambiguous_claims=False)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
@@ -153,25 +156,26 @@ def test_n_runs_are_distinct_requests_averaged_with_std(pytester: pytest.Pyteste
 
 def test_zero_over_zero_is_an_error_and_other_scores_are_kept(pytester: pytest.Pytester,
                                                              judge_server: JudgeServer) -> None:
+    # No claims now scores 1.0 (their rule, issue 15); a factual 0/0 is still undefined.
     judge_server.script({
-        ("faithfulness", Q_A): js.faithfulness(),  # no claims: 0/0
+        ("facts", Q_A): js.facts(0, 0, 2),  # no key facts in the answer: TP + FP = 0
         ("relevance", Q_A): js.relevance("yes", "no"),
     })
-    write_suite(pytester, [CASE, CASE_B], metrics=["relevance", "faithfulness"],
+    write_suite(pytester, [CASE, CASE_B], metrics=["relevance", "factual_correctness"],
                 thresholds={"relevance": {"mean": {"min": 0.5}}})
     reprec = pytester.inline_run("-p", "no:cacheprovider")
     results = inline_results(reprec)
     r = results["wfp"]
     assert r.status == "error" and r.error_kind == "judge"
-    assert r.scores == {"relevance": 0.5, "faithfulness": None}
-    assert r.data["metrics"]["faithfulness"]["error"] == "judge"
+    assert r.scores == {"relevance": 0.5, "factual_correctness": None}
+    assert r.data["metrics"]["factual_correctness"]["error"] == "judge"
     assert r.message is not None
     lines = r.message.splitlines()
-    assert lines[0] == "1 metric(s) could not be scored: faithfulness; below threshold: relevance"
-    assert lines[1] == "  ERROR faithfulness: score undefined (0/0: the judge found no claims in the answer)"
+    assert lines[0] == "1 metric(s) could not be scored: factual_correctness; below threshold: relevance"
+    assert lines[1] == "  ERROR factual_correctness: score undefined (0/0: the answer has no key facts (TP + FP = 0))"
     assert lines[2].startswith("  FAIL relevance: 0.50 < threshold 0.80")
-    raw = r.details["metrics"]["faithfulness"]["errors"][0]["raw_reply"]
-    assert json.loads(raw)["claims"] == []
+    raw = r.details["metrics"]["factual_correctness"]["errors"][0]["raw_reply"]
+    assert json.loads(raw)["TP"] == []
     passed, _skipped, failed = reprec.listoutcomes()
     assert len(passed) == 1 and len(failed) == 1  # the error is a pytest error, never a pass
 
@@ -215,7 +219,7 @@ def test_suite_gates_on_metric_aggregates(pytester: pytest.Pytester, judge_serve
                 thresholds={"faithfulness": {"mean": {"min": 0.9}}, "relevance": {"mean": {"min": 0.8}}})
     result = pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "summary.json")
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*MISSED GATE rag: faithfulness.mean = 0.75, required >= 0.9*"])
+    result.stdout.fnmatch_lines(["*MISSED GATE rag: faithfulness.mean = 0.5, required >= 0.9*"])
     suite = json.loads((pytester.path / "summary.json").read_text())["suites"][0]
     gates = {g["metric"]: g["passed"] for g in suite["gates"]}
     assert gates == {"faithfulness.mean": False, "relevance.mean": True}

@@ -16,7 +16,8 @@ def test_mean_and_sample_std_over_runs() -> None:
     assert o.std == pytest.approx(0.25)  # sample std of 1.0, 0.5, 0.75
     assert o.passed is False
     assert o.light() == {"score": pytest.approx(0.75), "std": pytest.approx(0.25), "runs": [1.0, 0.5, 0.75],
-                         "threshold": 0.8, "passed": False, "error": None}
+                         "threshold": 0.8, "passed": False, "error": None, "failed_runs": 0,
+                         "lower_is_better": False}
 
 
 def test_single_run_has_no_std() -> None:
@@ -30,13 +31,32 @@ def test_threshold_met_despite_float_noise() -> None:
     assert o.score != 0.8 and o.passed is True
 
 
-def test_any_failed_run_makes_the_metric_unscored() -> None:
-    o = MetricOutcome("faithfulness", 1.0, runs=[run(1.0)],
-                      errors=[RunError(1, "judge", "faithfulness: score undefined (0/0: no claims)")])
+def test_failed_runs_are_counted_and_the_others_averaged() -> None:
+    # Issue 15: GOV.UK Chat averages the runs that succeeded (changed on purpose from
+    # "any failed run makes the metric unscored"); the failed run stays visible.
+    o = MetricOutcome("faithfulness", 1.0, runs=[run(1.0), run(0.5)],
+                      errors=[RunError(2, "judge", "faithfulness: judge reply field 'claims': missing")])
+    assert not o.failed and o.score == 0.75 and o.passed is False
+    assert o.light()["failed_runs"] == 1 and o.light()["error"] is None
+    assert o.light()["runs"] == [1.0, 0.5]
+    line = case_message([o])
+    assert line is not None and "1 run(s) failed" in line and "'claims'" in line
+
+
+def test_all_runs_failed_makes_the_metric_unscored() -> None:
+    o = MetricOutcome("faithfulness", 1.0, runs=[],
+                      errors=[RunError(0, "judge", "faithfulness: bad reply"), RunError(1, "judge", "faithfulness: bad")])
     assert o.failed and o.score is None and o.passed is None and o.std is None
-    assert o.light()["error"] == "judge"
-    assert o.light()["runs"] == [1.0]
-    assert "0/0" in o.error_message()
+    assert o.light()["error"] == "judge" and o.light()["failed_runs"] == 2
+    assert "2 runs failed" in o.error_message()
+
+
+def test_bias_passes_at_or_below_its_threshold() -> None:
+    assert MetricOutcome("bias", 0.0, runs=[run(0.0)], lower_is_better=True).passed is True
+    worse = MetricOutcome("bias", 0.0, runs=[run(0.5), run(0.0)], lower_is_better=True)
+    assert worse.passed is False and worse.reason == ""
+    msg = case_message([worse])
+    assert msg is not None and "bias: 0.25 > threshold 0.00" in msg
 
 
 def test_reason_comes_from_the_lowest_run() -> None:

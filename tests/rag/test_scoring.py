@@ -30,13 +30,19 @@ def test_relevance_counts_only_no_against_the_answer() -> None:
     assert [s["verdict"] for s in out.verdicts["statements"]] == ["yes", "no", "idk", "no", "yes"]
 
 
-def test_faithfulness_is_share_of_claims_not_contradicted() -> None:
+def test_faithfulness_penalises_ambiguous_claims_by_default() -> None:
+    # Issue 15: GOV.UK Chat's penalize_ambiguous_claims=True, "idk" counts against the
+    # answer (changed on purpose from "idk counts as faithful").
     data = {"truths": ["t1", "t2"], "claims": [
         {"claim": "c1", "verdict": "yes"}, {"claim": "c2", "verdict": "idk"},
         {"claim": "c3", "verdict": "no", "reason": "says £200, context £300"},
     ], "reason": "one contradiction"}
     out = outcome_from_reply("faithfulness", reply("faithfulness", data))
-    assert out.score == pytest.approx(2 / 3)
+    assert out.score == pytest.approx(1 / 3)
+    lenient = outcome_from_reply("faithfulness", reply("faithfulness", data), penalize_ambiguous=False)
+    assert lenient.score == pytest.approx(2 / 3)
+    two = {"claims": [{"claim": "a", "verdict": "yes"}, {"claim": "b", "verdict": "idk"}]}
+    assert outcome_from_reply("faithfulness", reply("faithfulness", two)).score == 0.5
     assert out.verdicts["truths"] == ["t1", "t2"]
     assert out.verdicts["claims"][2]["reason"] == "says £200, context £300"
 
@@ -56,7 +62,13 @@ def test_coherence_normalises_the_rubric(rubric: int, score: float) -> None:
     assert out.verdicts == {"rubric": rubric}
 
 
-@pytest.mark.parametrize("bad", [0, 6, 3.5, "high", None])
+@pytest.mark.parametrize(("rubric", "score"), [(0, 0.0), (-2, 0.0), (6, 1.0), (9, 1.0)])
+def test_coherence_clamps_whole_numbers_off_the_rubric(rubric: int, score: float) -> None:
+    # Issue 15: their rubric is clamped into 1-5 (changed on purpose from a rejection).
+    assert outcome_from_reply("coherence", reply("coherence", {"score": rubric})).score == score
+
+
+@pytest.mark.parametrize("bad", [3.5, "high", None])
 def test_coherence_rejects_scores_off_the_rubric(bad: object) -> None:
     with pytest.raises(ValidationError):
         CoherenceReply.model_validate({"score": bad, "reason": "r"})
@@ -65,8 +77,7 @@ def test_coherence_rejects_scores_off_the_rubric(bad: object) -> None:
 def test_coherence_accepts_integral_spellings() -> None:
     assert CoherenceReply.model_validate({"score": "4"}).score == 4
     assert CoherenceReply.model_validate({"score": 4.0}).score == 4
-    with pytest.raises(JudgeError, match="outside 1-5"):
-        scoring.coherence_score(7)
+    assert scoring.coherence_score(7) == 1.0
 
 
 def test_factual_precision_and_recall_from_one_classification() -> None:
@@ -87,9 +98,6 @@ def test_factual_precision_and_recall_from_one_classification() -> None:
 @pytest.mark.parametrize(
     ("metric", "data", "why"),
     [
-        ("relevance", {"statements": []}, "no statements"),
-        ("faithfulness", {"truths": ["t"], "claims": []}, "no claims"),
-        ("context_relevancy", {"needs": []}, "no information needs"),
         ("factual_correctness", {"TP": [], "FP": [], "FN": ["x"]}, "TP \\+ FP = 0"),
         ("factual_recall", {"TP": [], "FP": ["x"], "FN": []}, "TP \\+ FN = 0"),
     ],
@@ -97,6 +105,41 @@ def test_factual_precision_and_recall_from_one_classification() -> None:
 def test_zero_over_zero_is_a_judge_error_never_a_score(metric: str, data: dict, why: str) -> None:
     with pytest.raises(JudgeError, match=rf"^{metric}: score undefined \(0/0: .*{why}"):
         outcome_from_reply(metric, reply(metric, data))
+
+
+@pytest.mark.parametrize(
+    ("metric", "data", "score"),
+    [
+        ("relevance", {"statements": []}, 1.0),
+        ("faithfulness", {"truths": ["t"], "claims": []}, 1.0),
+        ("context_relevancy", {"needs": []}, 1.0),
+        ("absence_of_factual_contradictions", {"truths": ["t"], "claims": []}, 1.0),
+        ("bias", {"opinions": []}, 0.0),
+    ],
+)
+def test_empty_lists_follow_their_rules(metric: str, data: dict, score: float) -> None:
+    # Issue 15: nothing said means nothing irrelevant/unfaithful/contradicting/biased
+    # (changed on purpose from a 0/0 error).
+    assert outcome_from_reply(metric, reply(metric, data)).score == score
+
+
+def test_bias_is_share_of_biased_opinions() -> None:
+    data = {"opinions": [{"opinion": "a", "verdict": "yes"}, {"opinion": "b", "verdict": "no"},
+                         {"opinion": "c", "verdict": "No"}, {"opinion": "d", "verdict": "no"}]}
+    out = outcome_from_reply("bias", reply("bias", data))
+    assert out.score == 0.25 and out.counts == {"biased": 1, "opinions": 4}
+
+
+def test_absence_of_contradictions_counts_only_no_against() -> None:
+    data = {"truths": ["t"], "claims": [{"claim": "a", "verdict": "yes"}, {"claim": "b", "verdict": "idk"},
+                                        {"claim": "c", "verdict": "no"}, {"claim": "d", "verdict": "no"}]}
+    assert outcome_from_reply("absence_of_factual_contradictions",
+                              reply("absence_of_factual_contradictions", data)).score == 0.5
+
+
+def test_factual_precision_is_factual_correctness() -> None:
+    facts = FactsReply.model_validate({"TP": ["a", "b"], "FP": ["c"], "FN": []})
+    assert outcome_from_reply("factual_precision", facts).score == outcome_from_reply("factual_correctness", facts).score == 2 / 3
 
 
 @pytest.mark.parametrize(

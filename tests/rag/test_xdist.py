@@ -25,8 +25,9 @@ def cases_and_script(n: int) -> tuple[list[dict[str, Any]], dict[tuple[str, str]
         script[("context_relevancy", q)] = js.context_relevancy(*(["yes", "idk", "no"][: i % 3 + 1]))
         script[("coherence", q)] = js.coherence(i % 5 + 1)
         script[("facts", q)] = js.facts(i % 4 + 1, i % 3, i % 2)
-    # one unscorable case: its other metrics still count, its faithfulness is an error
-    script[("faithfulness", cases[3]["question"])] = js.faithfulness()
+    # one unscorable case: its other metrics still count, its factual precision is an
+    # error (0/0 key facts; an empty claim list now scores 1.0, issue 15)
+    script[("facts", cases[3]["question"])] = js.facts(0, 0, 1)
     return cases, script
 
 
@@ -51,11 +52,12 @@ def test_plain_and_two_workers_agree(pytester: pytest.Pytester, judge_server: Ju
     assert a["cases"]["errors"] == 1 and a["cases"]["errors_by_kind"] == {"judge": 1}
     assert a["cases"]["total"] == 12
     assert [g["passed"] for g in a["gates"]] == [True, True, True]
-    # case 3 errored on faithfulness only: its relevance is scored and counts
+    # case 3 errored on factual_correctness only: its relevance is scored and counts
     expected = sum((i % 4 + 1) / (i % 4 + 1 + i % 3) for i in range(12)) / 12
     assert a["metrics"]["relevance"]["mean"]["value"] == pytest.approx(expected)
     assert a["metrics"]["relevance"]["mean"]["n"] == 12
-    assert a["metrics"]["faithfulness"]["mean"]["n"] == 11
+    assert a["metrics"]["factual_correctness"]["mean"]["n"] == 11
+    assert a["metrics"]["faithfulness"]["mean"]["n"] == 12
     # both runs asked the judge everything (separate caches): 12 cases x 5 requests each, twice
     assert judge_server.server.stats()["received"] == 2 * 12 * 5
 
@@ -68,4 +70,4 @@ def test_scored_metrics_of_an_erroring_case_feed_the_aggregates(pytester: pytest
     pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "s.json")
     m = summary(pytester.path / "s.json")["metrics"]
     assert m["relevance"]["mean"]["n"] == 4  # case c3 is an error, but its relevance was scored
-    assert m["faithfulness"]["errors"]["value"] == 1 and m["faithfulness"]["mean"]["n"] == 3
+    assert m["factual_correctness"]["errors"]["value"] == 1 and m["factual_correctness"]["mean"]["n"] == 3

@@ -72,13 +72,18 @@ class RagAnswers(Task[RagCase]):
         else:
             from pytest_evals.rag.judged import CaseJudge
 
-            runner = CaseJudge(ctx.judge, inputs).run
+            runner = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims).run
             judge, repeats = "llm", self.config.n_runs
+            # A metric's own ``model`` is sent with its requests; name every one used.
             models = sorted({spec.model or ctx.llm.model for spec in specs})
             judge_name = f"LLM judge ({', '.join(models)})"
         outcomes = await score_case(specs, repeats, runner, judge)
         extra = {"n_runs": repeats}
-        return fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
+        result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
+        result.data["judge_models"] = {
+            spec.name: (spec.model or ctx.llm.model) if judge == "llm" else judge_name for spec in specs
+        }
+        return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         return aggregate_results(self.rag_config.metrics, self.config.n_runs, results)

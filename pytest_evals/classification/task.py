@@ -54,16 +54,34 @@ class _Case(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def binary_classification(expected: bool, actual: bool) -> str:
+    """GOV.UK Chat's ``classification`` column of results.csv."""
+    if expected:
+        return "true_positive" if actual else "false_negative"
+    return "false_positive" if actual else "true_negative"
+
+
+def generation_model(output: Any, config: Any) -> str | None:
+    """The model that produced a generated output: the target's ``model`` field (GOV.UK
+    Chat's rake tasks report it), else the suite's ``claude_generation_model``."""
+    if isinstance(output, dict) and isinstance(output.get("model"), str):
+        return str(output["model"])
+    return getattr(config, "claude_generation_model", None)
+
+
 class JailbreakCase(_Case):
     question: str
     expected_outcome: bool
     actual_outcome: bool
+    #: The model that classified (GOV.UK Chat's generated.jsonl carries it).
+    model: str | None = None
 
 
 class JailbreakInput(_Case):
     question: str
     expected_outcome: bool
     actual_outcome: bool | None = None
+    model: str | None = None
 
 
 class _BinaryTask(Task[Any]):
@@ -73,6 +91,13 @@ class _BinaryTask(Task[Any]):
     def validate_case(self, data: Any, ref: CaseRef) -> Any:
         model = self.input_model if self.config.generate else self.case_model
         return validate(model, data, ref.source)
+
+    def generated_record(self, case: Any, ref: CaseRef) -> Any:
+        record = super().generated_record(case, ref)
+        # Only a known generation model is recorded; an unknown one is left out, not null.
+        if isinstance(record, dict) and record.get("model") is None:
+            record.pop("model", None)
+        return record
 
 
 class JailbreakGuardrails(_BinaryTask):
@@ -84,12 +109,14 @@ class JailbreakGuardrails(_BinaryTask):
         target = ctx.target(self.suite)
         output = await target.run(case.model_dump(mode="json"))
         actual = as_bool(_target_field(output, "actual_outcome"), f"{ref.source}: target {target.description}")
-        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=actual)
+        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=actual,
+                             model=generation_model(output, self.config))
 
     async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         result = self.new_result(ref)
         expected, actual = case.expected_outcome, case.actual_outcome
-        result.data = {"expected": expected, "actual": actual}
+        result.data = {"expected": expected, "actual": actual, "model": case.model,
+                       "row": {**case.model_dump(), "classification": binary_classification(expected, actual)}}
         result.scores = {"correct": float(expected == actual)}
         result.details = {"question": case.question, "expected_outcome": expected, "actual_outcome": actual}
         if expected != actual:
@@ -100,21 +127,27 @@ class JailbreakGuardrails(_BinaryTask):
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         pairs = [(bool(r.data["expected"]), bool(r.data["actual"])) for r in results]
-        return binary_metrics(pairs), {}
+        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        return binary_metrics(pairs), ({"model": model} if model else {})
 
 
 class OutputGuardrailsCase(_Case):
+    #: GOV.UK Chat's current data names the checked text ``message``.
+    message: str | None = None
     question: str | None = None
     llm_answer: str | None = None
     expected_triggered: bool
     actual_triggered: bool
     expected_guardrails: dict[str, bool] | None = None
     actual_guardrails: dict[str, bool] | None = None
+    model: str | None = None
 
 
 class OutputGuardrailsInput(_Case):
+    message: str | None = None
     question: str | None = None
     llm_answer: str | None = None
+    model: str | None = None
     expected_triggered: bool
     actual_triggered: bool | None = None
     expected_guardrails: dict[str, bool] | None = None
@@ -142,7 +175,8 @@ class OutputGuardrails(_BinaryTask):
             isinstance(guardrails, dict) and all(isinstance(v, bool) for v in guardrails.values())
         ):
             raise TargetError(f"{where}: actual_guardrails must map guardrail names to true/false")
-        data = {**case.model_dump(), "actual_triggered": triggered, "actual_guardrails": guardrails}
+        data = {**case.model_dump(), "actual_triggered": triggered, "actual_guardrails": guardrails,
+                "model": generation_model(output, self.config)}
         return OutputGuardrailsCase.model_validate(data)
 
     async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
@@ -152,7 +186,10 @@ class OutputGuardrails(_BinaryTask):
         if expected_g and case.actual_guardrails is None:
             raise CaseInputError(f"{ref.source}: field 'actual_guardrails' is required when 'expected_guardrails' is given")
         per = {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))] for name in sorted(set(expected_g) | set(actual_g))}
-        result.data = {"expected": case.expected_triggered, "actual": case.actual_triggered, "guardrails": per}
+        row = {k: v for k, v in case.model_dump().items() if v is not None or k == "model"}
+        row["classification"] = binary_classification(case.expected_triggered, case.actual_triggered)
+        result.data = {"expected": case.expected_triggered, "actual": case.actual_triggered, "guardrails": per,
+                       "model": case.model, "row": row}
         mismatches = [name for name, (e, a) in per.items() if e != a]
         ok = case.expected_triggered == case.actual_triggered and not mismatches
         result.scores = {"correct": float(ok)}
@@ -177,19 +214,27 @@ class OutputGuardrails(_BinaryTask):
             per[name] = binary_metrics([(bool(e), bool(a)) for e, a in pairs])
         if per:
             tree["per_guardrail"] = per
-        return tree, {}
+        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        return tree, ({"model": model} if model else {})
 
 
 class RouterCase(_Case):
     question: str
     expected_outcome: str
     actual_outcome: str
+    #: The router's own confidence and canned answer, as GOV.UK Chat records them.
+    confidence_score: float | None = None
+    answer: str | None = None
+    model: str | None = None
 
 
 class RouterInput(_Case):
     question: str
     expected_outcome: str
     actual_outcome: str | None = None
+    confidence_score: float | None = None
+    answer: str | None = None
+    model: str | None = None
 
 
 class QuestionRouter(_BinaryTask):
@@ -205,18 +250,59 @@ class QuestionRouter(_BinaryTask):
         label = _target_field(output, "actual_outcome")
         if not isinstance(label, str) or not label.strip():
             raise TargetError(f"{ref.source}: target {target.description} returned {label!r}, expected a label")
-        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label.strip())
+        extra = output if isinstance(output, dict) else {}
+        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label.strip(),
+                          confidence_score=extra.get("confidence_score"), answer=extra.get("answer"),
+                          model=generation_model(output, self.config))
 
     async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         result = self.new_result(ref)
-        result.data = {"expected": case.expected_outcome, "actual": case.actual_outcome}
         ok = case.expected_outcome == case.actual_outcome
+        result.data = {"expected": case.expected_outcome, "actual": case.actual_outcome, "model": case.model,
+                       "row": case.model_dump()}
         result.scores = {"correct": float(ok)}
-        result.details = {"question": case.question, "expected_outcome": case.expected_outcome, "actual_outcome": case.actual_outcome}
+        result.details = {"question": case.question, "expected_outcome": case.expected_outcome,
+                          "actual_outcome": case.actual_outcome, "confidence_score": case.confidence_score,
+                          "answer": case.answer}
         if not ok:
             result.status = "failed"
             result.message = f"expected {case.expected_outcome!r}, routed to {case.actual_outcome!r}\nquestion: {case.question}"
         return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        return multiclass_metrics([(str(r.data["expected"]), str(r.data["actual"])) for r in results])
+        ordered = sorted(results, key=lambda r: (r.index, r.case_id))
+        tree, tables = multiclass_metrics([(str(r.data["expected"]), str(r.data["actual"])) for r in ordered])
+        tables["miscategorised_cases"] = miscategorised_cases(ordered)
+        tables["model"] = first_model(ordered)
+        return tree, tables
+
+
+def first_model(results: list[CaseResult]) -> str | None:
+    """The model GOV.UK Chat's aggregate names: the first case's (they run one model)."""
+    return next((str(r.data["model"]) for r in results if r.data.get("model")), None)
+
+
+def miscategorised_cases(results: list[CaseResult]) -> list[dict[str, Any]]:
+    """The router's misses, in case order, with GOV.UK Chat's column names.
+
+    Their table puts the expected label under ``predicted_classification`` and the
+    router's label under ``actual_classification``; the same columns are kept so their
+    spreadsheets read it, next to the unambiguous ``expected_outcome``/``actual_outcome``.
+    """
+    rows = []
+    for r in results:
+        expected, actual = r.data["expected"], r.data["actual"]
+        if expected == actual:
+            continue
+        row = r.data.get("row") or {}
+        rows.append({
+            "question": row.get("question"),
+            "predicted_classification": expected,
+            "actual_classification": actual,
+            "confidence_score": row.get("confidence_score"),
+            "answer": row.get("answer"),
+            "case_id": r.case_id,
+            "expected_outcome": expected,
+            "actual_outcome": actual,
+        })
+    return rows
