@@ -52,6 +52,8 @@ class SuiteConfig(BaseModel):
     #: The system under test for ``generate: true``: "pkg.module:function",
     #: {"command": [...]} or {"model": ..., "system_prompt": ...}.
     target: str | dict[str, Any] | None = None
+    #: Send this suite's uncached model requests through the Batch API first (batch mode).
+    batch: bool = False
 
     @field_validator("metrics", mode="before")
     @classmethod
