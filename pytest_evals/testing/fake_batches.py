@@ -204,11 +204,12 @@ class BatchStore:
             batch["errors"] = {"object": "list", "data": [{"code": "invalid_file", "message": problem, "line": None}]}
             return
         batch["status"], batch["in_progress_at"] = "in_progress", int(time.time())
-        deadline = time.monotonic() + cfg.batch_delay
-        while time.monotonic() < deadline:
+        started = time.monotonic()
+        # The delay is read on every tick: a test may shorten it while the batch waits.
+        while time.monotonic() < started + cfg.batch_delay:
             if batch["status"] == "cancelling":
                 break
-            await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+            await asyncio.sleep(min(0.05, max(0.0, started + cfg.batch_delay - time.monotonic())))
         if batch["status"] == "cancelling":
             batch["status"], batch["cancelled_at"] = "cancelled", int(time.time())
             return

@@ -100,7 +100,9 @@ class BatchPhase:
     def _rounds(self) -> None:
         self._resume()
         for round_no in range(1, self.settings.max_rounds + 1):
+            started = time.monotonic()
             writer = self._gather(round_no)
+            gathered = time.monotonic() - started
             if not len(writer):
                 self._cleanup(writer)
                 return
@@ -110,7 +112,8 @@ class BatchPhase:
                 return
             self.stats.rounds += 1
             self.report(
-                f"evals batch: round {round_no}: {len(writer)} uncached requests in {len(writer.chunks)} batch(es)"
+                f"evals batch: round {round_no}: {len(writer)} uncached requests in {len(writer.chunks)} batch(es) "
+                f"(gathered in {gathered:.1f}s)"
             )
             jobs = []
             try:
@@ -214,7 +217,10 @@ class BatchPhase:
         path.unlink(missing_ok=True)  # the provider has it now
         self.stats.batches += 1
         self.stats.lines += job.lines
-        self.report(f"evals batch: submitted {job.batch_id} ({job.lines} requests, {job.bytes:,} bytes)")
+        self.report(
+            f"evals batch: submitted {job.batch_id} ({job.lines} requests, {job.bytes:,} bytes) "
+            f"in {time.time() - job.created:.1f}s"
+        )
         return job
 
     def _resume(self) -> None:
@@ -280,6 +286,7 @@ class BatchPhase:
         return line
 
     def _fill(self, job: ledger.Job, batch: Any) -> None:
+        filling = time.time()
         answered: set[str] = set()
         if batch.output_file_id:
             out = self.folder / f"out-{job.id}.jsonl"
@@ -313,6 +320,7 @@ class BatchPhase:
         self.stats.failed_lines += len(errors)
         for key, reason in errors.items():
             self._line_failed(key, reason)
+        self.report(f"evals batch: filled the cache from {batch.id} in {time.time() - filling:.1f}s")
         job.status, job.batch_status = "filled", status
         job.completed, job.failed = len(answered), job.lines - len(answered)
         job.finished = time.time()
