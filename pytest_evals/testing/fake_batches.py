@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 if TYPE_CHECKING:
     from pytest_evals.testing.fake_openai import FakeOpenAIApp
@@ -70,7 +70,7 @@ class BatchStore:
             app.router.add_get(f"{prefix}/files/{{file_id}}", self.file_info)
             app.router.add_get(f"{prefix}/files/{{file_id}}/content", self.file_content)
             app.router.add_post(f"{prefix}/batches", self.create)
-            app.router.add_get(f"{prefix}/batches", self.list)
+            app.router.add_get(f"{prefix}/batches", self.list_batches)
             app.router.add_get(f"{prefix}/batches/{{batch_id}}", self.retrieve)
             app.router.add_post(f"{prefix}/batches/{{batch_id}}/cancel", self.cancel)
 
@@ -98,11 +98,13 @@ class BatchStore:
         reader = await request.multipart()
         data, filename, purpose = b"", "upload.jsonl", ""
         while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader):
+                continue  # a nested multipart: not something the SDK sends
             if part.name == "file":
-                filename = part.filename or filename  # type: ignore[union-attr]
-                data = await part.read()  # type: ignore[union-attr]
+                filename = part.filename or filename
+                data = await part.read()
             elif part.name == "purpose":
-                purpose = (await part.text()).strip()  # type: ignore[union-attr]
+                purpose = (await part.text()).strip()
         if not purpose:
             return _error("'purpose' is required", 400)
         self.counts["files_uploaded"] += 1
@@ -173,7 +175,7 @@ class BatchStore:
             return _error(f"Cannot cancel a batch with status {batch['status']}", 409)
         return web.json_response(batch)
 
-    async def list(self, request: web.Request) -> web.Response:
+    async def list_batches(self, request: web.Request) -> web.Response:
         limit = int(request.query.get("limit", "20"))
         after = request.query.get("after")
         ordered = sorted(self.batches.values(), key=lambda b: b["id"], reverse=True)
@@ -216,7 +218,8 @@ class BatchStore:
         answer_upto = len(lines)
         if cfg.batch_complete_fraction < 1.0:
             answer_upto = int(len(lines) * max(0.0, cfg.batch_complete_fraction))
-        out, err = [], []
+        out: list[str] = []
+        err: list[str] = []
         for i, raw in enumerate(lines[:answer_upto]):
             line = json.loads(raw)
             ok, text = self._answer(line)

@@ -519,7 +519,11 @@ class FakeOpenAI:
         return list(self._call(lambda: list(self.app.state.log)))
 
     def reset(self) -> None:
-        self._call(lambda: (self.app.state.reset(), self.app.batches.reset()))
+        def both() -> None:
+            self.app.state.reset()
+            self.app.batches.reset()
+
+        self._call(both)
 
     def configure(self, **changes: Any) -> None:
         self._call(lambda: self.app.config.update(changes))

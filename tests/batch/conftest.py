@@ -51,7 +51,7 @@ def truth(data_dir: Path) -> Any:
 def judge_server(truth: Any) -> Iterator[tuple[FakeOpenAI, Any]]:
     """A fresh server per test whose responder is the logging HaluEval judge."""
     judge = support.Judge(truth)
-    with FakeOpenAI(responder=judge) as server:  # type: ignore[arg-type]
+    with FakeOpenAI(responder=judge) as server:
         yield server, judge
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from pytest_evals.testing.fake_openai import FakeOpenAI
 from rag import judge_script as js
 from rag.judge_script import ScriptedJudge
 from rag.samples import CASE
+
+from pytest_evals.testing.fake_openai import FakeOpenAI
 
 METRICS = ["relevance", "faithfulness", "context_relevancy", "coherence", "factual_correctness", "factual_recall"]
 CASE_B: dict[str, Any] = {**CASE, "id": "second", "question": "When is Winter Fuel Payment paid?"}
@@ -22,7 +22,7 @@ CASE_B: dict[str, Any] = {**CASE, "id": "second", "question": "When is Winter Fu
 @pytest.fixture
 def rag_server() -> Iterator[tuple[FakeOpenAI, ScriptedJudge]]:
     judge = ScriptedJudge(target_reply="You'll get £300 if you live alone.")
-    with FakeOpenAI(responder=judge) as server:  # type: ignore[arg-type]
+    with FakeOpenAI(responder=judge) as server:
         yield server, judge
 
 
@@ -50,7 +50,7 @@ def scores(summary: dict[str, Any]) -> dict[str, Any]:
 def test_judge_metrics_of_saved_answers_take_one_round(
     pytester: pytest.Pytester, rag_server: tuple[FakeOpenAI, ScriptedJudge]
 ) -> None:
-    server, judge = rag_server
+    server, _judge = rag_server
     write_rag(pytester)
     _, live = run_rag(pytester, server, "live")
     asked_live = server.stats()["received"]
@@ -100,7 +100,7 @@ def test_a_judge_re_ask_is_one_more_round(
 def test_same_rounds_and_scores_on_two_workers(
     pytester: pytest.Pytester, rag_server: tuple[FakeOpenAI, ScriptedJudge], tmp_path: Path
 ) -> None:
-    server, judge = rag_server
+    server, _judge = rag_server
     write_rag(pytester, generate=True, target={"model": "answer-model"}, metrics=["relevance", "coherence"])
     _, plain = run_rag(pytester, server, "plain", "--evals-batch")
     server.reset()

@@ -64,7 +64,7 @@ def test_job_killed_between_upload_and_create_is_found_by_its_input_file(
     pytester: pytest.Pytester, data_dir: Path, judge_server: tuple[FakeOpenAI, Any]
 ) -> None:
     """The create call went through but the run died before writing the batch id down."""
-    server, judge = judge_server
+    server, _judge = judge_server
     write_suite(pytester, data_dir, sample=10)
     _, first = run(pytester, server, "first", "--evals-batch")
     cache = pytester.path / "cache"

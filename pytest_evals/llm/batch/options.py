@@ -90,7 +90,7 @@ def batch_settings(config: pytest.Config) -> BatchSettings:
         raise pytest.UsageError(str(exc)) from None
     return BatchSettings(
         enabled=bool(config.getini("evals_batch")) if flag is None else bool(flag),
-        retry=retry,
+        retry="live" if retry == "live" else "batch",
         poll=float(poll) if poll is not None else _number(config, "evals_batch_poll", float),
         prices=prices,
         max_lines=_number(config, "evals_batch_max_lines", int),
