@@ -264,7 +264,10 @@ class BatchStore:
         self.line_attempts[custom_id] += 1
         attempt = self.line_attempts[custom_id]
         request_id = "req_" + hashlib.sha256(f"{custom_id}:{attempt}".encode()).hexdigest()[:20]
-        draw = random.Random(f"{cfg.seed}:batch:{custom_id}:{attempt}").random()
+        # Drawn on the body, not the custom_id (a cache key, which includes the server's
+        # port): the same request fails the same way on every test run.
+        body_hash = hashlib.sha256(json.dumps(line["body"], sort_keys=True).encode()).hexdigest()
+        draw = random.Random(f"{cfg.seed}:batch:{body_hash}:{attempt}").random()
         if draw < cfg.batch_failure_rate:
             record = {
                 "id": self._id("batch_req"),

@@ -22,17 +22,19 @@ def test_batch_run_asks_nothing_interactively_and_scores_what_the_judge_said(
     stats = server.stats()
     assert stats["received"] == 0  # not one interactive chat request
     assert stats["batch_lines_failed"] > 0  # the failure rate did bite...
-    assert stats["batches_created"] == 2  # ...and the failed lines went in a second batch
+    # ...and the failed lines went in later rounds, one batch each
+    assert stats["batches_created"] == summary["batch"]["rounds"] >= 2
     assert stats["batch_lines"] == 400 + stats["batch_lines_failed"]
     assert len(judge.log) == 400
     assert reported_confusion(summary) == expected_confusion(judge.log)
     suite = summary["suites"][0]
     assert suite["cases"]["total"] == 400 and suite["cases"]["errors"] == 0
     batch = summary["batch"]
-    assert (batch["rounds"], batch["batches"], batch["completed"]) == (2, 2, 400)
+    rounds = batch["rounds"]
+    assert (batch["batches"], batch["completed"]) == (rounds, 400)
     assert batch["failed_lines"] == stats["batch_lines_failed"]
     assert batch["prompt_tokens"] > 0 and batch["given_up"] == 0
-    result.stdout.fnmatch_lines(["*evals batch: 2 rounds, 2 batch(es), 400/4* lines completed*"])
+    result.stdout.fnmatch_lines([f"*evals batch: {rounds} rounds, {rounds} batch(es), 400/{stats['batch_lines']} lines completed*"])
 
     # The cache now holds every answer: an ordinary run asks nothing and agrees.
     server.reset()
