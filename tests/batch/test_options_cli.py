@@ -51,6 +51,7 @@ def test_dry_run_shows_batch_prices_and_sends_nothing(
     stats = server.stats()
     assert (stats["received"], stats["batches_created"], stats["files_uploaded"]) == (0, 0, 0)
     result.stdout.fnmatch_lines(["*evals batch dry run: 10 uncached requests would go in 1 batch(es)*at batch prices*"])
+    result.stdout.no_fnmatch_line("*evals batch: * rounds*")  # nothing was batched
     summary = json.loads(out.read_text(encoding="utf-8"))
     batch, llm = summary["batch"], summary["llm"]
     assert batch["dry_run_requests"] == llm["dry_run_requests"] == 10

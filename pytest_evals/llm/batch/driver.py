@@ -196,7 +196,7 @@ class BatchPhase:
                 s.dry_run_completion_tokens += completion
                 cost = batch_cost(model, prompt, completion, self.client.settings.prices, self.settings.prices)
                 s.dry_run_cost_usd += cost or 0.0
-        s.batches = len(writer.chunks)
+        s.dry_run_batches = len(writer.chunks)
 
     def _cleanup(self, writer: InputWriter) -> None:
         for chunk in writer.chunks:

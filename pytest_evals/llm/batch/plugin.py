@@ -131,7 +131,7 @@ def summary_lines(stats: BatchStats) -> list[str]:
         lines.extend(f"evals batch: {incident}" for incident in stats.incidents)
     if stats.dry_run_requests:
         lines.append(
-            f"evals batch dry run: {stats.dry_run_requests} uncached requests would go in {stats.batches} batch(es) "
+            f"evals batch dry run: {stats.dry_run_requests} uncached requests would go in {stats.dry_run_batches} batch(es) "
             f"(first round), ~{stats.dry_run_prompt_tokens:,} prompt + ~{stats.dry_run_completion_tokens:,} "
             f"completion tokens, ~${stats.dry_run_cost_usd:.4f} at batch prices"
         )

@@ -30,6 +30,7 @@ class BatchStats:
     wait_seconds: float = 0.0
     #: Dry run: requests that would be batched, their estimated tokens and batch cost.
     dry_run_requests: int = 0
+    dry_run_batches: int = 0
     dry_run_prompt_tokens: int = 0
     dry_run_completion_tokens: int = 0
     dry_run_cost_usd: float = 0.0
