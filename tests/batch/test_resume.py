@@ -82,3 +82,26 @@ def test_job_killed_between_upload_and_create_is_found_by_its_input_file(
     assert stats["batches_created"] == before["batches_created"] == 1 and stats["received"] == 0
     assert again["batch"]["reattached"] == 1
     assert again["suites"][0]["metrics"] == first["suites"][0]["metrics"]
+
+
+def test_a_recorded_batch_the_provider_does_not_know_stops_the_run_before_scoring(
+    pytester: pytest.Pytester, data_dir: Path, judge_server: tuple[FakeOpenAI, Any]
+) -> None:
+    server, _ = judge_server
+    write_suite(pytester, data_dir, sample=5)
+    cache = pytester.path / "cache"
+    job = ledger.Job.new(server.base_url, "earlier-run", 1, cache / "gone.jsonl", {"k" * 64: ["halueval"]}, 10)
+    job.status, job.input_file_id, job.batch_id = "submitted", "file-gone", "batch-gone"
+    job.save(cache)
+    result = pytester.runpytest_subprocess(
+        "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url, "--evals-batch",
+        "--evals-model", "judge-model", "--evals-cache-dir", str(cache), "--evals-batch-poll", "0.01",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines([
+        "*evals batch: batch API: retrieving batch-gone: NotFoundError*10 status checks in a row failed*",
+        "*stopped before scoring so that no request is paid twice*",
+    ])
+    assert server.stats()["received"] == 0 and server.stats()["batches_created"] == 0
+    (still,) = ledger.load_jobs(cache)
+    assert still.status == "submitted"  # kept for the next run (or `pytest-evals batch status`)

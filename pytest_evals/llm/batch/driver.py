@@ -40,6 +40,8 @@ log = logging.getLogger("pytest_evals.llm")
 CaseJob = tuple["Task[Any]", "CaseRef", int]
 #: Cases evaluated at once while gathering (each stops at its first uncached request).
 GATHER_WINDOW = 256
+#: Status checks of one batch that may fail in a row before the phase stops.
+RETRIEVE_ATTEMPTS = 10
 #: Answers written to the cache per event-loop call (one SQLite transaction each).
 STORE_CHUNK = 2000
 
@@ -256,14 +258,23 @@ class BatchPhase:
         started = time.monotonic()
         pending = list(jobs)
         shown: dict[str, tuple[Any, ...]] = {}
+        misses: Counter[str] = Counter()
         while pending:
             for job in list(pending):
                 assert job.batch_id is not None
                 try:
                     batch = self.service.retrieve(job.batch_id)
                 except LLMError as exc:
+                    misses[job.id] += 1
+                    if misses[job.id] >= RETRIEVE_ATTEMPTS:
+                        raise LLMError(
+                            f"{exc} ({misses[job.id]} status checks in a row failed; the job "
+                            f"record is {job.path(self.cache_dir)})",
+                            cause=exc.cause,
+                        ) from None
                     self.report(f"evals batch: {exc} (will retry)")
                     continue
+                misses[job.id] = 0
                 counts = batch.request_counts
                 done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (0, 0, job.lines)
                 state = (batch.status, done, failed)

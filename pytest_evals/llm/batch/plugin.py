@@ -15,6 +15,7 @@ import pytest
 from pytest_evals.llm.batch import gate
 from pytest_evals.llm.batch.options import BatchSettings, add_options, batch_settings
 from pytest_evals.llm.batch.stats import BatchStats
+from pytest_evals.llm.errors import LLMError
 
 log = logging.getLogger("pytest_evals.llm")
 
@@ -66,7 +67,18 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
     if client.offline or client.cache is None:
         return  # offline judges ask nothing; configure() refused --no-evals-cache
     phase = BatchPhase(client, _context(config), settings, cases, report=_reporter(config))
-    config.stash[_stats_key].add(phase.run())
+    try:
+        stats = phase.run()
+    except LLMError as exc:
+        # Scoring now would ask interactively what a recorded batch may still answer:
+        # stop, and let the next --evals-batch run re-attach.
+        pytest.exit(
+            f"evals batch: {exc}\nstopped before scoring so that no request is paid twice; "
+            "the next --evals-batch run re-attaches to the recorded batches "
+            "(pytest-evals batch status lists them)",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
+    config.stash[_stats_key].add(stats)
 
 
 def _context(config: pytest.Config) -> Any:
