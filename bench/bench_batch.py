@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_halueval import DEFAULT_DATA, INI, SUITE, count_outcomes, run_measured  # noqa: E402
+from bench_halueval import DEFAULT_DATA, INI, SUITE, count_outcomes, run_measured
 
 MODEL = "bench-judge"
 PHASES = {
