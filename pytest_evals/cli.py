@@ -16,6 +16,7 @@ from collections.abc import Sequence
 COMMANDS: tuple[str, ...] = (
     "pytest_evals.compare",
     "pytest_evals.reports.rescore",
+    "pytest_evals.llm.batch.cli",
 )
 
 

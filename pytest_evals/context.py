@@ -53,7 +53,7 @@ class EvalContext:
 
     def target(self, suite: Suite) -> Target:
         """The system under test of a ``generate: true`` suite (built once per suite)."""
-        from pytest_evals.targets import make_target
+        from pytest_evals.target_adapters import make_target
 
         key = suite.nodeid
         if key not in self._targets:

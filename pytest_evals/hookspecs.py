@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from pytest_evals.aggregator import Aggregator
     from pytest_evals.results import CaseResult
     from pytest_evals.suite import Suite
@@ -41,3 +44,13 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], a
     outputs and JUnit properties; the result folder; HarpIA files). The core writes
     generated outputs first (``tryfirst``: others point at them) and the JSON summary
     last (``trylast``), so the sections other writers add to ``summary`` are in it."""
+
+
+@pytest.hookspec
+def pytest_evals_suite_folder(
+    config: pytest.Config, folder: Path, suite: dict[str, Any], results: Sequence[CaseResult]
+) -> dict[str, str] | None:
+    """Called on the controller for each suite's folder of a ``--evals-report-dir`` run,
+    after the core wrote its files there: write (or rewrite) files in ``folder`` from the
+    suite's summary and its light results; return ``{key: path relative to the run
+    folder}`` for the manifest. How a family shapes its files like its own tool's."""

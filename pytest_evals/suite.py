@@ -62,6 +62,8 @@ class SuiteConfig(BaseModel):
     claude_generation_model: str | None = None
     guardrail_type: str | None = None
     provider: str | None = None
+    #: Send this suite's uncached model requests through the Batch API first (batch mode).
+    batch: bool = False
 
     @field_validator("metrics", mode="before")
     @classmethod

@@ -23,10 +23,14 @@ import ast
 import operator
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_evals.errors import SuiteConfigError, TargetError
-from pytest_evals.targets import CommandTarget, import_object
+from pytest_evals.targets import CallableTarget, CommandTarget, ModelTarget, Target, import_object
+
+if TYPE_CHECKING:
+    from pytest_evals.context import EvalContext
+    from pytest_evals.suite import Suite
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq,
@@ -174,3 +178,32 @@ def command_target(spec: dict[str, Any], suite_dir: str) -> CommandTarget:
         if not Path(cwd).is_dir():
             raise SuiteConfigError(f"target.cwd {spec['cwd']!r}: no such folder ({cwd})")
     return MappedCommandTarget(spec, cwd)
+
+
+def make_target(suite: Suite, ctx: EvalContext) -> Target:
+    """The suite's target: a plugin's (``pytest_evals_make_target``), else built from
+    the suite's ``target`` field (callable, command with its adapters, or model)."""
+    spec = suite.config.target
+    hook_target = ctx.config.hook.pytest_evals_make_target(config=ctx.config, suite=suite, spec=spec)
+    if hook_target is not None:
+        return hook_target
+    if spec is None:
+        raise SuiteConfigError(
+            f"{suite.path}: generate: true needs a 'target' (\"module:function\", "
+            "{command: [...]} or {model: ...})"
+        )
+    search_dir = str(suite.path.parent)
+    if isinstance(spec, str):
+        return CallableTarget(import_object(spec, search_dir), spec)
+    if "callable" in spec:
+        return CallableTarget(import_object(str(spec["callable"]), search_dir), str(spec["callable"]))
+    if "command" in spec:
+        # cwd, input_env, output_map, output_hook (GOV.UK's rake tasks as targets)
+        return command_target(spec, search_dir)
+    if "model" in spec:
+        return ModelTarget(spec, ctx)
+    raise SuiteConfigError(
+        f"{suite.path}: field 'target': expected a string or a mapping with 'callable', "
+        f"'command' or 'model', got keys {sorted(spec)}"
+    )
+

@@ -26,7 +26,6 @@ from pytest_evals.errors import SuiteConfigError, TargetError
 
 if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
-    from pytest_evals.suite import Suite
 
 #: Environment variable naming a file that also holds the case (for commands that do
 #: not read stdin). The case itself never goes into the environment: the kernel caps
@@ -186,31 +185,3 @@ class ModelTarget:
             namespace="targets",
         )
         return {"text": resp.text}
-
-
-def make_target(suite: Suite, ctx: EvalContext) -> Target:
-    spec = suite.config.target
-    hook_target = ctx.config.hook.pytest_evals_make_target(config=ctx.config, suite=suite, spec=spec)
-    if hook_target is not None:
-        return hook_target
-    if spec is None:
-        raise SuiteConfigError(
-            f"{suite.path}: generate: true needs a 'target' (\"module:function\", "
-            "{command: [...]} or {model: ...})"
-        )
-    search_dir = str(suite.path.parent)
-    if isinstance(spec, str):
-        return CallableTarget(import_object(spec, search_dir), spec)
-    if "callable" in spec:
-        return CallableTarget(import_object(str(spec["callable"]), search_dir), str(spec["callable"]))
-    if "command" in spec:
-        # cwd, input_env, output_map, output_hook (GOV.UK's rake tasks as targets)
-        from pytest_evals.target_adapters import command_target
-
-        return command_target(spec, search_dir)
-    if "model" in spec:
-        return ModelTarget(spec, ctx)
-    raise SuiteConfigError(
-        f"{suite.path}: field 'target': expected a string or a mapping with 'callable', "
-        f"'command' or 'model', got keys {sorted(spec)}"
-    )

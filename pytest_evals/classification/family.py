@@ -13,3 +13,5 @@ TASKS: dict[str, tuple[str, ...]] = {
 }
 TASKS["retrieval"] = ("pytest_evals.classification.retrieval:Retrieval",)
 TASKS["topic_tagger"] = ("pytest_evals.classification.topic_tagger:TopicTagger",)
+#: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool.
+PLUGINS = ("pytest_evals.classification.plugin",)

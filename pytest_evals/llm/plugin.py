@@ -18,6 +18,9 @@ from pytest_evals.llm.offline import DISPLAY_NAME
 from pytest_evals.llm.options import add_options
 from pytest_evals.llm.stats import LLMStats
 
+# batch mode hook-in: its options, phase and summary (pytest_evals/llm/batch/plugin.py)
+pytest_plugins = ["pytest_evals.llm.batch.plugin"]
+
 WORKEROUTPUT_KEY = "pytest_evals_llm"
 _worker_totals_key = pytest.StashKey[LLMStats]()
 

@@ -34,7 +34,6 @@ from typing import Any
 import pytest
 
 from pytest_evals import strictjson
-from pytest_evals.classification.csv_files import write_govuk_csvs
 from pytest_evals.outputs import atomic_write, folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
 from pytest_evals.reports.summary_html import flatten
@@ -201,7 +200,11 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         atomic_write(sub / "aggregate.csv", csv_text(AGGREGATE_COLUMNS, aggregate_rows(s)))
         atomic_write(sub / "gates.csv", csv_text(GATE_COLUMNS, s.get("gates") or []))
         files.update(results_csv=f"{name}/results.csv", aggregate_csv=f"{name}/aggregate.csv", gates_csv=f"{name}/gates.csv")
-        files.update(write_govuk_csvs(sub, s, by_suite.get(suite_id, [])))
+        # Families add their own files beside ours (GOV.UK's CSV shapes, for example).
+        for extra in config.hook.pytest_evals_suite_folder(
+            config=config, folder=sub, suite=s, results=by_suite.get(suite_id, [])
+        ):
+            files.update(extra or {})
         tables = s.get("tables") or {}
         if tables:
             atomic_write(sub / "tables.json", strictjson.dumps(tables, indent=2, ensure_ascii=False, default=str) + "\n")

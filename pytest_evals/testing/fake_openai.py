@@ -51,6 +51,8 @@ from typing import Any
 
 from aiohttp import web
 
+from pytest_evals.testing.fake_batches import BatchStore
+
 #: A responder turns the request JSON into the assistant's reply text.
 Responder = Callable[[dict[str, Any]], str]
 
@@ -155,6 +157,12 @@ class ServerConfig:
     require_key: str | None = None
     #: Append one JSON line per request to this file (works across processes).
     log_file: str | None = None
+    #: Batch API (see fake_batches.py): seconds a batch stays in progress, share of
+    #: lines that fail, share answered before the batch expires, most lines per batch.
+    batch_delay: float = 0.0
+    batch_failure_rate: float = 0.0
+    batch_complete_fraction: float = 1.0
+    batch_max_lines: int = 50_000
 
     def update(self, changes: Mapping[str, Any]) -> None:
         known = {f.name for f in fields(self)}
@@ -253,12 +261,16 @@ _MALFORMED: tuple[tuple[str, str], ...] = (
 class FakeOpenAIApp:
     """The aiohttp application; :class:`FakeOpenAI` and the CLI both serve it."""
 
+    #: How a chat completion's JSON is shaped (the batch store builds its output lines with it).
+    completion_body = staticmethod(_completion_body)
+
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.state = _State()
         self._responder_spec: str | Responder | None = None
         self._responder: Responder = echo_responder
         self._log_lock = threading.Lock()
+        self.batches = BatchStore(self)
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -269,6 +281,7 @@ class FakeOpenAIApp:
         app.router.add_get("/_log", self.get_log)
         app.router.add_post("/_reset", self.post_reset)
         app.router.add_post("/_config", self.post_config)
+        self.batches.routes(app)
         return app
 
     # -- behaviour --------------------------------------------------------------------
@@ -409,13 +422,14 @@ class FakeOpenAIApp:
         )
 
     async def get_stats(self, request: web.Request) -> web.Response:
-        return web.json_response(self.state.stats())
+        return web.json_response({**self.state.stats(), **self.batches.stats()})
 
     async def get_log(self, request: web.Request) -> web.Response:
         return web.json_response(self.state.log)
 
     async def post_reset(self, request: web.Request) -> web.Response:
         self.state.reset()
+        self.batches.reset()
         return web.json_response({"ok": True})
 
     async def post_config(self, request: web.Request) -> web.Response:
@@ -502,13 +516,17 @@ class FakeOpenAI:
         return asyncio.run_coroutine_threadsafe(_run(), self._loop).result(10)
 
     def stats(self) -> dict[str, Any]:
-        return dict(self._call(self.app.state.stats))
+        return dict(self._call(lambda: {**self.app.state.stats(), **self.app.batches.stats()}))
 
     def log(self) -> list[dict[str, Any]]:
         return list(self._call(lambda: list(self.app.state.log)))
 
     def reset(self) -> None:
-        self._call(self.app.state.reset)
+        def both() -> None:
+            self.app.state.reset()
+            self.app.batches.reset()
+
+        self._call(both)
 
     def configure(self, **changes: Any) -> None:
         self._call(lambda: self.app.config.update(changes))

@@ -1,0 +1,89 @@
+"""The provider's files and batches APIs, through the openai SDK.
+
+Thin on purpose: each method is one SDK call, and every message that leaves this module
+passes through the key's redaction (servers quote keys in their errors).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_evals.llm.errors import LLMError
+from pytest_evals.llm.secret import redact
+
+if TYPE_CHECKING:
+    from pytest_evals.llm.settings import LLMSettings
+
+FINAL = ("completed", "failed", "expired", "cancelled")
+
+
+class BatchService:
+    def __init__(self, settings: LLMSettings) -> None:
+        from openai import OpenAI
+
+        self.settings = settings
+        key = settings.api_key.reveal() if settings.api_key else "no-key"
+        self._sdk = OpenAI(
+            base_url=settings.base_url,
+            api_key=key,
+            timeout=max(settings.timeout, 60.0),
+            max_retries=settings.max_retries,
+        )
+
+    def _fail(self, what: str, exc: Exception) -> LLMError:
+        text = redact(f"{what}: {type(exc).__name__}: {exc}", self.settings.api_key)
+        return LLMError(f"batch API: {text}", cause=text)
+
+    def upload(self, path: Path) -> str:
+        try:
+            with path.open("rb") as fh:
+                return str(self._sdk.files.create(file=(path.name, fh), purpose="batch").id)
+        except Exception as exc:
+            raise self._fail(f"uploading {path.name}", exc) from None
+
+    def create(self, input_file_id: str, metadata: dict[str, str]) -> Any:
+        try:
+            return self._sdk.batches.create(
+                input_file_id=input_file_id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata=metadata,
+            )
+        except Exception as exc:
+            raise self._fail(f"creating the batch of {input_file_id}", exc) from None
+
+    def retrieve(self, batch_id: str) -> Any:
+        try:
+            return self._sdk.batches.retrieve(batch_id)
+        except Exception as exc:
+            raise self._fail(f"retrieving {batch_id}", exc) from None
+
+    def cancel(self, batch_id: str) -> Any:
+        try:
+            return self._sdk.batches.cancel(batch_id)
+        except Exception as exc:
+            raise self._fail(f"cancelling {batch_id}", exc) from None
+
+    def find_by_input(self, input_file_id: str, job_id: str) -> Any | None:
+        """The batch created from this input file, if the create call went through."""
+        try:
+            for batch in self._sdk.batches.list(limit=100):
+                meta = batch.metadata or {}
+                if batch.input_file_id == input_file_id or meta.get("pytest_evals_job") == job_id:
+                    return batch
+        except Exception as exc:
+            raise self._fail("listing batches", exc) from None
+        return None
+
+    def download(self, file_id: str, dest: Path) -> Path:
+        """Stream a file to disk (an output file can be hundreds of MB)."""
+        try:
+            with self._sdk.files.with_streaming_response.content(file_id) as response:
+                response.stream_to_file(dest)
+        except Exception as exc:
+            raise self._fail(f"downloading {file_id}", exc) from None
+        return dest
+
+    def close(self) -> None:
+        self._sdk.close()
