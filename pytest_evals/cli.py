@@ -16,6 +16,7 @@ COMMANDS: tuple[str, ...] = (
     "pytest_evals.tasks.halueval_cli",
     "pytest_evals.compare",
     "pytest_evals.reports.rescore",
+    "pytest_evals.regression.power",
 )
 
 

@@ -26,6 +26,7 @@ pytest_plugins = [
     "pytest_evals.progress",
     "pytest_evals.harpia.plugin",
     "pytest_evals.reports.plugin",
+    "pytest_evals.regression.plugin",
 ]
 
 

@@ -88,6 +88,8 @@ class EvalSession:
         self.summaries: list[dict[str, Any]] = []
         self.summary: dict[str, Any] | None = None
         self.exit_note: str | None = None
+        #: Markdown summaries written at the end of the run (--evals-markdown, GitHub step summary).
+        self.markdown_paths: list[str] = []
         self._untolerated = 0
         self.used_overrides: set[int] = set()
         self._failed_by_suite: dict[str, int] = defaultdict(int)
@@ -194,6 +196,7 @@ class EvalSession:
         return dict(grouped)
 
     def build_summaries(self) -> None:
+        from pytest_evals.regression.plugin import apply_to_suite, case_results
         from pytest_evals.summary import suite_error_summary, suite_summary
 
         self.summaries = []
@@ -205,7 +208,10 @@ class EvalSession:
             except EvalsError as exc:
                 self.summaries.append(suite_error_summary(suite_id, str(exc), results))
                 continue
-            self.summaries.append(suite_summary(suite, task, results, strict))
+            summary = suite_summary(suite, task, results, strict)
+            summary["case_results"] = case_results(results)
+            apply_to_suite(self.config, summary, task, results)
+            self.summaries.append(summary)
 
     def warnings(self) -> list[str]:
         """Run-level notes for the summary: overrides that reached no suite (typos)."""

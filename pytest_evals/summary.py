@@ -204,6 +204,9 @@ def write_outputs(state: EvalSession) -> None:
     if path:
         atomic_write(Path(path), json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     _junit_properties(state)
+    from pytest_evals.regression.plugin import write_markdown
+
+    state.markdown_paths = write_markdown(state.config, summary)
 
 
 def _junit_properties(state: EvalSession) -> None:
@@ -240,6 +243,8 @@ def fmt_metric(metric: Metric) -> tuple[str, str]:
 
 
 def render_terminal(tr: Any, state: EvalSession) -> None:
+    from pytest_evals.regression.plugin import terminal_lines as regression_lines
+
     tr.write_sep("=", "pytest_evals summary")
     header = (state.summary or {}).get("llm", {}).get("judge_line") if state.summary else None
     if header:
@@ -286,11 +291,15 @@ def render_terminal(tr: Any, state: EvalSession) -> None:
         if hidden:
             tr.write_line(f"  ({hidden} nested metrics not shown: run with -v or read the JSON summary)")
         for reason in s["reasons"]:
+            if reason.startswith("regression: "):
+                continue  # shown with its paired test by regression_lines below
             if reason.startswith("missed gate: "):
                 label, reason = "MISSED GATE", reason.removeprefix("missed gate: ")
             else:
                 label = "PROBLEM" if reason in s["problems"] else "FAILED"
             tr.write_line(f"  {label} {s['name']}: {reason}", red=True)
+        for text, style in regression_lines(s):
+            tr.write_line(text, **style)
         if s.get("generated_path"):
             tr.write_line(f"  generated outputs: {s['generated_path']}")
     for warning in state.warnings():
@@ -301,3 +310,5 @@ def render_terminal(tr: Any, state: EvalSession) -> None:
     json_path = state.config.getoption("evals_json", None)
     if json_path:
         tr.write_line(f"JSON summary: {json_path}")
+    for md in getattr(state, "markdown_paths", []):
+        tr.write_line(f"Markdown summary: {md}")
