@@ -172,6 +172,8 @@ class Aggregator:
 
     # -- summaries and verdicts -----------------------------------------------------------------
     def build_summaries(self) -> None:
+        from pytest_evals.regression.plugin import apply_to_suite, case_results
+
         self.suites = []
         # After _account_missing, the results hold one entry per collected case.
         accounted = self.expected is not None
@@ -183,6 +185,9 @@ class Aggregator:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
                 summary = suite_summary(suite, task, results, self.strict, accounted)
+                # What a later run pairs with, and this run against its baseline.
+                summary.case_results = case_results(results)
+                apply_to_suite(self.config, summary, task, results)
             self.suites.append(summary)
 
     def warnings(self) -> list[str]:

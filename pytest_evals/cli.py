@@ -17,6 +17,7 @@ COMMANDS: tuple[str, ...] = (
     "pytest_evals.compare",
     "pytest_evals.reports.rescore",
     "pytest_evals.llm.batch.cli",
+    "pytest_evals.regression.power",
 )
 
 

@@ -17,6 +17,8 @@ from pytest_evals.aggregate import Metric, walk
 from pytest_evals.errors import SuiteConfigError
 
 _BOUNDS = ("min", "max")
+#: Keys of regression gates, checked against a baseline run instead of a value.
+REGRESSION_KEYS = ("max_drop", "max_rise", "alpha")
 _ATTRS = ("value", "ci_low", "ci_high")
 
 
@@ -60,6 +62,8 @@ def parse_thresholds(thresholds: Mapping[str, Any], where: str = "thresholds") -
             raise SuiteConfigError(f"{where}.{dotted}: expected a mapping, got {type(node).__name__}")
         for key, value in node.items():
             key = str(key)
+            if key in REGRESSION_KEYS:
+                continue  # max_drop / max_rise / alpha: regression gates (pytest_evals.regression)
             if key in _BOUNDS:
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise SuiteConfigError(f"{where}.{dotted}.{key}: expected a number, got {value!r}")

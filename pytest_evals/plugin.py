@@ -30,6 +30,7 @@ pytest_plugins = [
     "pytest_evals.progress",
     "pytest_evals.reports.plugin",
     "pytest_evals.guard",
+    "pytest_evals.regression.plugin",
 ]
 
 

@@ -94,6 +94,12 @@ class SuiteSummary:
     #: :meth:`~pytest_evals.tasks.base.Task.suite_warnings`, e.g. unparseable replies).
     warnings: list[str] = field(default_factory=list)
     generated_path: str | None = None
+    #: Per case what a later run's ``--evals-baseline`` pairs with (case_id, status, scores, data).
+    case_results: list[dict[str, Any]] | None = None
+    #: The comparison with ``--evals-baseline`` (paired tests, flipped cases), as JSON.
+    baseline: dict[str, Any] | None = None
+    #: The same comparison as objects, for the terminal (not written).
+    regressions: Any = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -114,6 +120,10 @@ class SuiteSummary:
         }
         if self.generated_path is not None:
             out["generated_path"] = self.generated_path
+        if self.case_results is not None:
+            out["case_results"] = self.case_results
+        if self.baseline is not None:
+            out["baseline"] = self.baseline
         return out
 
 

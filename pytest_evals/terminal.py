@@ -58,6 +58,8 @@ def suite_rows(s: SuiteSummary, verbose: bool) -> tuple[list[tuple[str, str, str
 
 
 def render_terminal(tr: Any, agg: Aggregator) -> None:
+    from pytest_evals.regression.plugin import terminal_lines as regression_lines
+
     tr.write_sep("=", "pytest_evals summary")
     header = (agg.summary or {}).get("llm", {}).get("judge_line")
     if header:
@@ -88,11 +90,15 @@ def render_terminal(tr: Any, agg: Aggregator) -> None:
         for warning in s.warnings:
             tr.write_line(f"  WARNING {s.name}: {warning}", yellow=True)
         for reason in s.reasons:
+            if reason.startswith("regression: "):
+                continue  # shown with its paired test by the regression lines below
             if reason.startswith("missed gate: "):
                 label, reason = "MISSED GATE", reason.removeprefix("missed gate: ")
             else:
                 label = "PROBLEM" if reason in s.problems else "FAILED"
             tr.write_line(f"  {label} {s.name}: {reason}", red=True)
+        for text, style in regression_lines(s):
+            tr.write_line(text, **style)
         if s.generated_path:
             tr.write_line(f"  generated outputs: {s.generated_path}")
     for warning in agg.warnings():

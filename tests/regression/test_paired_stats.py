@@ -1,0 +1,95 @@
+"""The paired tests against independent computations: exact enumeration, math.comb tails."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from pytest_evals.regression.paired import compare_ratio, mcnemar
+
+
+def _tail(k: int, n: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2), by exact integer sums."""
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+
+
+@pytest.mark.parametrize(("worse", "better"), [(0, 0), (1, 0), (5, 0), (7, 3), (3, 7), (40, 25), (300, 260)])
+def test_mcnemar_is_the_exact_one_sided_binomial_tail(worse: int, better: int) -> None:
+    expected = 1.0 if worse + better == 0 else _tail(worse, worse + better)
+    assert mcnemar(worse, better) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_binary_outcomes_use_mcnemar_with_discordant_counts() -> None:
+    base = np.array([1, 1, 1, 1, 0, 0, 1, 1], dtype=float)
+    cur = np.array([0, 0, 0, 1, 1, 0, 1, 1], dtype=float)
+    one = np.ones_like(base)
+    t = compare_ratio(base, one, cur, one)
+    assert t.method == "exact McNemar"
+    assert (t.worse, t.better) == (3, 1)
+    assert t.diff == pytest.approx(-2 / 8)
+    assert t.p_value == pytest.approx(_tail(3, 4))
+
+
+def test_lower_is_better_swaps_the_direction() -> None:
+    base = np.array([0, 0, 0, 0, 1], dtype=float)
+    cur = np.array([1, 1, 1, 0, 1], dtype=float)
+    one = np.ones_like(base)
+    t = compare_ratio(base, one, cur, one, lower_is_better=True)
+    assert (t.worse, t.better) == (3, 0)
+    assert t.p_value == pytest.approx(_tail(3, 3))
+
+
+def test_randomization_p_matches_exhaustive_enumeration() -> None:
+    """For 12 pairs every one of the 4,096 swap patterns can be enumerated exactly."""
+    rng = np.random.default_rng(7)
+    base = rng.random(12)
+    cur = base - 0.15 + rng.normal(0, 0.1, 12)
+    den = np.ones(12)
+    observed = cur.mean() - base.mean()
+    hits = 0
+    for swap in itertools.product((0, 1), repeat=12):
+        s = np.array(swap, dtype=bool)
+        c = np.where(s, base, cur)
+        b = np.where(s, cur, base)
+        hits += (c.mean() - b.mean()) <= observed + 1e-12
+    exact = hits / 2**12
+    t = compare_ratio(base, den, cur, den, draws=20000)
+    assert t.method == "paired randomization"
+    assert t.p_value == pytest.approx(exact, abs=0.01)
+
+
+def test_ratio_metrics_and_determinism() -> None:
+    """Precision-like ratios: same inputs give the same p-value and interval every time."""
+    rng = np.random.default_rng(3)
+    n = 400
+    tp_b = rng.integers(0, 2, n).astype(float)
+    pos_b = np.maximum(tp_b, rng.integers(0, 2, n))
+    tp_c = tp_b * (rng.random(n) > 0.2)
+    pos_c = pos_b
+    a = compare_ratio(tp_b, pos_b, tp_c, pos_c, tag="x")
+    b = compare_ratio(tp_b, pos_b, tp_c, pos_c, tag="x")
+    assert a == b
+    assert a.diff == pytest.approx(tp_c.sum() / pos_c.sum() - tp_b.sum() / pos_b.sum())
+    assert a.ci is not None and a.ci[0] <= a.diff <= a.ci[1]
+    assert a.p_value is not None and a.p_value < 0.01
+
+
+def test_no_difference_is_not_significant() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.random(300)
+    one = np.ones(300)
+    t = compare_ratio(x, one, x.copy(), one)
+    assert t.diff == 0
+    assert t.p_value is not None and t.p_value > 0.5
+
+
+def test_empty_and_undefined() -> None:
+    empty = np.array([], dtype=float)
+    t = compare_ratio(empty, empty, empty, empty)
+    assert t.diff is None and t.p_value is None and t.reason
+    zeros = np.zeros(3)
+    t = compare_ratio(zeros, zeros, zeros, zeros)
+    assert t.diff is None and "0/0" in (t.reason or "")
