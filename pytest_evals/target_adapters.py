@@ -121,7 +121,6 @@ class MappedCommandTarget(CommandTarget):
 
     def __init__(self, spec: dict[str, Any], cwd: str) -> None:
         super().__init__(spec, cwd)
-        self._base_env = dict(self.env)
         self.input_env = {str(k): str(v) for k, v in (spec.get("input_env") or {}).items()}
         raw_map = spec.get("output_map") or {}
         if not isinstance(raw_map, Mapping):
@@ -138,10 +137,8 @@ class MappedCommandTarget(CommandTarget):
             if field not in case or case[field] is None:
                 raise TargetError(f"{self.description}: input_env {var}: the case has no field {field!r}")
             per_case[var] = str(case[field])
-        # CommandTarget.run reads self.env before its first await, so setting it here is
-        # per call even with several cases in flight on the loop.
-        self.env = {**self._base_env, **per_case}
-        output = await super().run(case)
+        # Passed down, never stored on self: several cases are in flight on the loop.
+        output = await super().run(case, per_case)
         return self.map_output(output, case)
 
     def map_output(self, output: Any, case: dict[str, Any]) -> Any:

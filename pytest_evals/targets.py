@@ -120,16 +120,18 @@ class CommandTarget:
         self._limit = asyncio.Semaphore(int(spec.get("concurrency", 5)))
         self.description = f"command {shlex.join(self.argv)!r}"
 
-    async def run(self, case: dict[str, Any]) -> Any:
+    async def run(self, case: dict[str, Any], extra_env: dict[str, str] | None = None) -> Any:
         # ASCII JSON: any text (lone surrogates included) encodes, and commands that
         # decode stdin in another charset still read it.
         payload = json.dumps(case, ensure_ascii=True).encode("ascii")
+        # This case's variables, fixed before the first await: other cases run meanwhile.
+        variables = {**self.env, **(extra_env or {})}
         async with self._limit:
             with tempfile.TemporaryDirectory(prefix="evals-case-") as folder:
                 case_file = Path(folder, "case.json")
                 # A private folder (0700) and file: the case may hold personal data.
                 case_file.write_bytes(payload)
-                env = {**os.environ, **self.env, CASE_FILE_ENV: str(case_file)}
+                env = {**os.environ, **variables, CASE_FILE_ENV: str(case_file)}
                 env.pop("EVALS_CASE_JSON", None)
                 return await self._run(payload, env)
 

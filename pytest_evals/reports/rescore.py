@@ -109,7 +109,7 @@ def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None)
 
 
 #: Keys holding wall-clock measurements: they differ on every computation.
-TIMING_KEYS = frozenset({"elapsed_time", "setup_time", "elapsed", "duration", "duration_s"})
+TIMING_KEYS = frozenset({"elapsed_time", "elapsed time", "setup_time", "elapsed", "duration", "duration_s"})
 
 #: The recomputed parts of a suite summary that a stored run must reproduce.
 COMPARED = ("metrics", "tables", "gates", "cases", "passed")

@@ -91,8 +91,11 @@ def test_result_files_and_xdist_identity(pytester: pytest.Pytester) -> None:
     assert first["status"] == "passed" and float(first["score.faithfulness"]) == 0.74
     assert first["data.metrics.faithfulness.threshold"] == "0.5"
 
+    # GOV.UK tasks' aggregate.csv is shaped like their tool's (property,value first, then
+    # our columns); our metric rows keep their metric path as the property.
     with (folder / "jb" / "aggregate.csv").open(encoding="utf-8", newline="") as fh:
-        agg = {r["metric"]: r for r in csv.DictReader(fh)}
+        agg = {r["property"]: r for r in csv.DictReader(fh)}
+    assert agg["Recall"]["value"] == agg["recall"]["value"]
     jb = next(s for s in summary["suites"] if s["name"] == "jb")
     assert float(agg["recall"]["value"]) == jb["metrics"]["recall"]["value"]
     assert float(agg["recall"]["ci_low"]) == jb["metrics"]["recall"]["ci_low"]
