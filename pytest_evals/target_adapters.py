@@ -131,8 +131,8 @@ class MappedCommandTarget(CommandTarget):
             import_object(str(hook), cwd) if hook else None
         )
 
-    async def run(self, case: dict[str, Any]) -> Any:
-        per_case = {}
+    async def run(self, case: dict[str, Any], extra_env: dict[str, str] | None = None) -> Any:
+        per_case = dict(extra_env or {})
         for var, field in self.input_env.items():
             if field not in case or case[field] is None:
                 raise TargetError(f"{self.description}: input_env {var}: the case has no field {field!r}")

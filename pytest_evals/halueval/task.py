@@ -308,6 +308,15 @@ class HaluEval(Task[HaluEvalItem]):
         )
         return tree, tables
 
+    def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
+        """The same notes as ``tables["warnings"]``, for the summary's warning lines."""
+        return suite_warnings(
+            metrics,
+            parse=self.config.parse,
+            denominator=self.config.accuracy_denominator,
+            temperature_note=self._temperature_note(results),
+        )
+
     def _temperature_note(self, results: list[CaseResult]) -> str | None:
         """Said when the suite file's own temperature gave way to --evals-temperature."""
         if "temperature" not in self.config.model_fields_set:

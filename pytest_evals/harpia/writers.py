@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_evals import strictjson
 from pytest_evals.harpia.scores import (
     DATA_INSTANCE_ID,
     DATA_METRICS,
@@ -104,7 +105,7 @@ class LiveLog:
     def add(self, result: CaseResult) -> None:
         if result.task != "harpia":
             return
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in case_log_lines(result))
+        text = "".join(strictjson.dumps(line) + "\n" for line in case_log_lines(result))
         if not text:
             return
         path = self.path_for(str(result.data.get(DATA_SUITE_NAME, result.suite)))
@@ -147,7 +148,7 @@ def write_output(pattern: str, suites: Sequence[Mapping[str, Any]]) -> list[Path
     written = []
     for path, group in _targets(pattern, suites).items():
         objects = [obj for s in group for obj in output_objects(s)]
-        atomic_write(path, json.dumps(objects, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(path, strictjson.dumps(objects, indent=2) + "\n")
         written.append(path)
     return written
 
@@ -160,6 +161,6 @@ def write_log(
         lines: Iterable[dict[str, Any]] = (
             line for s in group for line in log_lines(s, results_by_suite.get(s["suite"], []))
         )
-        atomic_write(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+        atomic_write(path, "".join(strictjson.dumps(line) + "\n" for line in lines))
         written.append(path)
     return written

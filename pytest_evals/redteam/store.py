@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pytest_evals import strictjson
 from pytest_evals.redteam.convert import (
     attack_to_dict,
     convert_attack_to_dict,
@@ -68,8 +69,9 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
 
 def atomic_write_json(path: Path, data: Any, durable: bool = True) -> None:
     """UTF-8 JSON, indent 2, written atomically."""
-    # Serialise first: a value that cannot be written must not leave a temporary file.
-    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    # Serialise first (strict JSON: NaN as null, lone surrogates escaped, known secrets
+    # masked), so a value that cannot be written never leaves a temporary file.
+    text = strictjson.dumps(data, indent=2) + "\n"
     atomic_write_text(path, text, durable)
 
 

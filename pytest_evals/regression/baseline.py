@@ -25,6 +25,8 @@ class BaselineCase:
     status: str
     scores: dict[str, float | None]
     data: dict[str, Any]
+    #: Why it failed or errored in the baseline (shown beside this run's evidence).
+    message: str | None = None
 
 
 @dataclass
@@ -54,7 +56,9 @@ def _case(record: dict[str, Any], where: str) -> tuple[str, BaselineCase]:
     data = record.get("data") or {}
     if not isinstance(scores, dict) or not isinstance(data, dict):
         raise BaselineError(f"{where}: 'scores' and 'data' must be objects")
-    return suite, BaselineCase(case_id, str(record.get("status", "")), scores, data)
+    message = record.get("message")
+    return suite, BaselineCase(case_id, str(record.get("status", "")), scores, data,
+                               message if isinstance(message, str) else None)
 
 
 def _add(baseline: Baseline, suite: str, case: BaselineCase, name: str | None, where: str) -> None:

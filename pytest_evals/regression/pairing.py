@@ -80,9 +80,11 @@ def compare_suite(
         if (cur.status in _SCORED) != (base.status in _SCORED):
             out.error_in_one.append(cid)
         if base.status == "passed" and cur.status in ("failed", "error"):
-            out.newly_failing.append({"case_id": cid, "baseline": base.status, "current": cur.status, "message": cur.message})
+            out.newly_failing.append({"case_id": cid, "baseline": base.status, "current": cur.status,
+                                      "message": cur.message, "baseline_message": base.message})
         elif base.status in ("failed", "error") and cur.status == "passed":
-            out.newly_passing.append({"case_id": cid, "baseline": base.status, "current": cur.status})
+            out.newly_passing.append({"case_id": cid, "baseline": base.status, "current": cur.status,
+                                      "baseline_message": base.message})
     for g in gates:
         if not supported(task, g.metric):
             out.gates.append(

@@ -94,7 +94,7 @@ def required(config: pytest.Config) -> bool:
 def case_results(results: Sequence[Any]) -> list[dict[str, Any]]:
     """What a later run needs to pair with this one (the summary's ``case_results``)."""
     return [
-        {"case_id": r.case_id, "status": r.status, "scores": r.scores, "data": r.data}
+        {"case_id": r.case_id, "status": r.status, "scores": r.scores, "data": r.data, "message": r.message}
         for r in results
         if r.case_id != "suite-error"
     ]

@@ -122,6 +122,65 @@ def gates_table(suite: Mapping[str, Any]) -> str:
     return f"<table class=evals-gates>{head}{''.join(rows)}</table>"
 
 
+#: Flipped cases shown per direction in a suite's "vs baseline" section (all in the JSON).
+BASELINE_FLIPS = 200
+
+
+def baseline_section(suite: Mapping[str, Any]) -> str:
+    """This run against ``--evals-baseline``: the regression gates with their paired
+    tests, then the cases that flipped, the baseline's evidence beside this run's."""
+    block = suite.get("baseline")
+    if not block:
+        return ""
+    if block.get("error"):
+        return f"<div class=evals-baseline><h4>vs baseline</h4><p class=evals-fail>{text(block['error'])}</p></div>"
+    notes = [f"{int(block.get('paired', 0)):,} paired cases"]
+    for key, label in (("unpaired_current", "only in this run"), ("unpaired_baseline", "only in the baseline"),
+                       ("error_in_one_run", "erroring in one run")):
+        if block.get(key):
+            notes.append(f"{len(block[key]):,} {label}")
+    if block.get("note"):
+        notes.append(str(block["note"]))
+    rows = []
+    for g in block.get("gates") or []:
+        change = ""
+        if g.get("diff") is not None:
+            change = f"{g['baseline']:.4f} → {g['current']:.4f} ({g['diff']:+.4f})"
+        ci = f"[{g['ci_low']:+.4f}, {g['ci_high']:+.4f}]" if g.get("ci_low") is not None else ""
+        p = f"{g['p_value']:.3g}" if g.get("p_value") is not None else ""
+        status = str(g.get("status", ""))
+        rows.append(
+            f'<tr data-regression="{text(g.get("metric"))}"><th>{text(g.get("metric"))}</th>'
+            f"<td>{text(str(g.get('op', '')).replace('_', ' '))} {text(format(g.get('margin', 0), 'g'))}</td>"
+            f"<td>{text(change)}</td><td>{text(ci)}</td><td>{text(p)}</td><td>{text(g.get('method', ''))}</td>"
+            f'<td class=evals-{"fail" if status == "failed" else "pass"}>{text(status)}</td>'
+            f"<td>{text(g.get('reason') or '')}</td></tr>"
+        )
+    head = ("<tr><th>metric</th><th>gate</th><th>change</th><th>95% CI of change</th><th>p</th>"
+            "<th>test</th><th>result</th><th>note</th></tr>")
+    gates = f"<table class=evals-regressions>{head}{''.join(rows)}</table>" if rows else ""
+    flips = []
+    for key, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
+        cases = block.get(key) or []
+        if not cases:
+            continue
+        body = "".join(
+            f'<tr data-flip="{text(c.get("case_id"))}"><th>{text(c.get("case_id"))}</th>'
+            f"<td>{text(c.get('baseline'))}<br>{text(c.get('baseline_message') or '')}</td>"
+            f"<td>{text(c.get('current'))}<br>{text(c.get('message') or '')}</td></tr>"
+            for c in cases[:BASELINE_FLIPS]
+        )
+        more = f"<p class=evals-note>… and {len(cases) - BASELINE_FLIPS:,} more in the JSON summary</p>" if len(cases) > BASELINE_FLIPS else ""
+        flips.append(
+            f"<details class=evals-flips data-kind={key}><summary>{title}: {len(cases):,}</summary>"
+            f"<table><tr><th>case</th><th>baseline</th><th>this run</th></tr>{body}</table>{more}</details>"
+        )
+    return (
+        f"<div class=evals-baseline><h4>vs baseline</h4><p class=evals-note>{text('; '.join(notes))}</p>"
+        + gates + "".join(flips) + "</div>"
+    )
+
+
 def counts_line(suite: Mapping[str, Any]) -> str:
     c = suite.get("cases") or {}
     kinds = c.get("errors_by_kind") or {}
@@ -183,6 +242,7 @@ def suite_section(
         + counts_line(suite)
         + metrics_table(suite)
         + gates_table(suite)
+        + baseline_section(suite)
         + (f"<ul class=evals-problems>{problems}</ul>" if problems else "")
         + (f"<ul class=evals-warnings>{warnings}</ul>" if warnings else "")
         + (f"<p class=evals-note>Generated outputs: {text(generated)}</p>" if generated else "")

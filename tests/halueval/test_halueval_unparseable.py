@@ -80,7 +80,10 @@ def test_unparseable_replies_are_counted_warned_and_gated_plain_and_xdist(
             f"{bad} of 30 judge replies ({bad / 30:.1%}) had no usable Yes/No, counted as \"No\" "
             "(the seed's rule, parse: first); gate it with `unparseable_rate: {max: 0.05}`"
         ]
-        result.stdout.fnmatch_lines([f"  unparseable  * {bad}", "*unparseable_rate *<= 0.05*FAIL*"])
+        # the same note is the suite's warning: in the JSON and as a WARNING line
+        assert suite["warnings"] == suite["tables"]["warnings"]
+        result.stdout.fnmatch_lines([f"  unparseable  * {bad}", "*unparseable_rate *<= 0.05*FAIL*",
+                                     f"  WARNING halueval: {bad} of 30 judge replies*"])
         assert result.ret == 1
         metrics[name] = suite["metrics"]
     assert metrics["plain"] == metrics["xdist"]
@@ -94,5 +97,5 @@ def test_clean_replies_pass_the_gate_without_a_warning(
     judge.share, judge.replies = 0.0, []
     result, suite = run(pytester, srv, "clean", "-n", "2")
     assert suite["metrics"]["unparseable"]["value"] == 0
-    assert suite["gates"][0]["passed"] and suite["tables"]["warnings"] == []
+    assert suite["gates"][0]["passed"] and suite["tables"]["warnings"] == [] and suite["warnings"] == []
     result.stdout.fnmatch_lines(["*unparseable_rate *0.000*<= 0.05*pass*"])

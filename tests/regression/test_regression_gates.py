@@ -180,3 +180,46 @@ def test_markdown_escapes_user_text() -> None:
     text = render(summary)
     assert "<script>" not in text
     assert "a\\|b\\<script\\>" in text
+
+
+def test_html_report_has_a_vs_baseline_section(pytester: pytest.Pytester) -> None:
+    """The HTML summary shows the paired tests and the flipped cases, the baseline's
+    evidence beside this run's; a hostile case id stays text."""
+    from html.parser import HTMLParser
+
+    hostile = "<img src=x onerror=alert(1)>"
+    rows = _rows(40)
+    rows[0]["id"] = hostile
+    _suite(pytester.path, rows, GATES)
+    r = pytester.runpytest("--evals-report-dir", "base-runs")
+    assert r.ret == 0
+    base = str(sorted((pytester.path / "base-runs").iterdir())[-1])
+    rows[0]["actual_outcome"] = not rows[0]["expected_outcome"]
+    rows[2]["actual_outcome"] = not rows[2]["expected_outcome"]
+    _suite(pytester.path, rows, GATES)
+    result = pytester.runpytest("--evals-baseline", base, "--html", "report.html", "--self-contained-html")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+
+    class Collect(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flips: list[str] = []
+            self.regressions: list[str] = []
+            self.imgs = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if a.get("data-flip") is not None:
+                self.flips.append(str(a["data-flip"]))
+            if a.get("data-regression") is not None:
+                self.regressions.append(str(a["data-regression"]))
+            if tag == "img" and a.get("onerror"):
+                self.imgs += 1
+
+    parsed = Collect()
+    parsed.feed(page)
+    assert sorted(parsed.regressions) == ["accuracy", "recall"]
+    assert len(parsed.flips) == 2 and "c-002" in parsed.flips
+    assert parsed.imgs == 0
+    assert "expected_outcome=True, actual_outcome=False" in page  # this run's evidence
