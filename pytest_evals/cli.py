@@ -20,13 +20,28 @@ COMMANDS: tuple[str, ...] = (
     "pytest_evals.regression.power",
 )
 
+#: The core command each core module offers. A core command given on the command line
+#: imports only its own module: the full parser imports every family's CLI (numpy,
+#: the LLM client, ...), seconds that `pytest-evals compare` in a CI step should not pay.
+CORE_COMMANDS: dict[str, str] = {
+    "compare": "pytest_evals.compare",
+    "rescore": "pytest_evals.reports.rescore",
+    "batch": "pytest_evals.llm.batch.cli",
+    "power": "pytest_evals.regression.power",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    from pytest_evals.families import registry
 
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the core command ``only`` alone."""
     parser = argparse.ArgumentParser(prog="pytest-evals", description="pytest_evals utilities")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (*COMMANDS, *registry().commands):
+    if only is not None:
+        names: tuple[str, ...] = (CORE_COMMANDS[only],)
+    else:
+        from pytest_evals.families import registry
+
+        names = (*COMMANDS, *registry().commands)
+    for name in names:
         try:
             module = importlib.import_module(name)
         except ImportError:
@@ -39,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = args_list[0] if args_list else None
+    parser = build_parser(first if first in CORE_COMMANDS else None)
+    args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
