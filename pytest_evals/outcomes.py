@@ -16,21 +16,14 @@ counted). Groups (e.g. HaluEval's task types) come from a field of each record's
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-RESULTS_FILE = "results.jsonl"
+from pytest_evals.fastjson import loads as fast_loads
 
-_loads: Callable[[bytes], Any]
-try:
-    # orjson parses a 35,000-line results file 3-4x faster than the stdlib, which is
-    # most of what `pytest-evals compare` and a baseline read cost (measured in
-    # bench/bench_compare.py); the stdlib parser is the fallback.
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _loads = json.loads
+RESULTS_FILE = "results.jsonl"
 
 
 class OutcomeFileError(Exception):
@@ -85,7 +78,7 @@ def _head(line: bytes) -> dict[str, Any] | None:
     if cut < 0:
         return None
     try:
-        record = _loads(line[:cut] + b"}")
+        record = fast_loads(line[:cut] + b"}")
     except ValueError:
         return None
     return record if isinstance(record, dict) and "status" in record else None

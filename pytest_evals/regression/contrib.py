@@ -39,14 +39,15 @@ def _binary(data: Mapping[str, Any]) -> tuple[bool, bool | None] | None:
     return expected, (None if raw is None else _label(raw))
 
 
-def _fbeta_rule(beta: float) -> Rule:
+#: (expected, predicted) -> (num, den): the rules of binary-labelled metrics, applied to
+#: labels read once per case (pairing reads each case's labels once for every gate).
+LabelRule = Callable[[bool, "bool | None"], Contribution]
+
+
+def _fbeta_labels(beta: float) -> LabelRule:
     b2 = beta * beta
 
-    def rule(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-        pair = _binary(data)
-        if pair is None:
-            return None
-        exp, pred = pair
+    def rule(exp: bool, pred: bool | None) -> Contribution:
         tp = float(exp and pred is True)
         fp = float((not exp) and pred is True)
         fn = float(exp and pred is not True)
@@ -55,28 +56,27 @@ def _fbeta_rule(beta: float) -> Rule:
     return rule
 
 
-def _precision(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-    pair = _binary(data)
-    if pair is None:
-        return None
-    exp, pred = pair
-    return (float(exp and pred is True), float(pred is True))
+LABEL_RULES: dict[str, LabelRule] = {
+    "precision": lambda exp, pred: (float(exp and pred is True), float(pred is True)),
+    "recall": lambda exp, pred: (float(exp and pred is True), float(exp)),
+    "specificity": lambda exp, pred: (float((not exp) and pred is not True), float(not exp)),
+    "f1": _fbeta_labels(1.0),
+    "f2": _fbeta_labels(2.0),
+    "f0.5": _fbeta_labels(0.5),
+}
 
 
-def _recall(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-    pair = _binary(data)
-    if pair is None:
-        return None
-    exp, pred = pair
-    return (float(exp and pred is True), float(exp))
+def labels(data: Mapping[str, Any]) -> tuple[bool, bool | None] | None:
+    """A case's (expected, predicted) labels, None when it has no binary label."""
+    return _binary(data)
 
 
-def _specificity(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-    pair = _binary(data)
-    if pair is None:
-        return None
-    exp, pred = pair
-    return (float((not exp) and pred is not True), float(not exp))
+def _from_labels(rule: LabelRule) -> Rule:
+    def per_case(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
+        pair = _binary(data)
+        return None if pair is None else rule(*pair)
+
+    return per_case
 
 
 def _accuracy(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
@@ -90,12 +90,7 @@ def _accuracy(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -
 RULES: dict[str, Rule] = {
     "accuracy": _accuracy,
     "pass_rate": _accuracy,
-    "precision": _precision,
-    "recall": _recall,
-    "specificity": _specificity,
-    "f1": _fbeta_rule(1.0),
-    "f2": _fbeta_rule(2.0),
-    "f0.5": _fbeta_rule(0.5),
+    **{name: _from_labels(rule) for name, rule in LABEL_RULES.items()},
 }
 
 
@@ -116,14 +111,31 @@ def rule_for(metric: str) -> Rule | None:
     return None
 
 
-def contribution(task: Any, metric: str, data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
+def contributor(task: Any, metric: str) -> Rule | None:
+    """The function giving one case's contribution to ``metric``, resolved once per gate
+    (35,000 cases x several gates x two runs make the per-call lookup add up)."""
     hook = getattr(task, "paired_contribution", None)
-    if hook is not None:
+    rule = rule_for(metric)
+    if hook is None:
+        return rule
+
+    def via_hook(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
         got = hook(data, scores, status, metric)
         if got is not NotImplemented:
             return got
-    rule = rule_for(metric)
-    return None if rule is None else rule(data, scores, status)
+        return None if rule is None else rule(data, scores, status)
+
+    return via_hook
+
+
+def label_rule(task: Any, metric: str) -> LabelRule | None:
+    """The label rule of ``metric`` when the task leaves it to the built-in rules."""
+    return None if getattr(task, "paired_contribution", None) is not None else LABEL_RULES.get(metric)
+
+
+def contribution(task: Any, metric: str, data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
+    fn = contributor(task, metric)
+    return None if fn is None else fn(data, scores, status)
 
 
 def supported(task: Any, metric: str) -> bool:

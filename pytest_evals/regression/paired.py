@@ -12,8 +12,11 @@ So one pair of tests covers them all:
   percentile interval for the difference, both with a fixed seed, so a rerun or an
   xdist run prints the same p-value.
 
-Both are vectorised with numpy in chunks: 35,000 pairs x 2,000 draws take well under
-a second and bounded memory.
+Both are vectorised with numpy in chunks. Cases whose contributions are equal are
+exchangeable, so classification metrics draw per group of equal cases (binomial swap
+counts, Gamma weights: the same distributions, exactly) and only the cases that differ
+between the runs enter the randomization test: 35,000 pairs x 2,000 draws take
+milliseconds for a ratio of counts and well under a second for continuous scores.
 """
 
 from __future__ import annotations
@@ -102,6 +105,33 @@ def compare_ratio(
     return PairedTest(base, cur, diff, ci, p, "paired randomization", n)
 
 
+def _groups(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of ``columns`` and how many cases share each, when grouping pays.
+
+    Classification metrics give each case one of a handful of contribution tuples
+    (TP/FP/FN, right/wrong), so 35,000 cases form a few groups; continuous scores do not
+    (None: draw per case).
+    """
+    n = len(columns)
+    if n == 0:
+        return None
+    limit = max(64, n // 8)
+    # One integer code per row from the columns' own codes: a 1-D unique is ~20x
+    # cheaper than np.unique(axis=0) at 35,000 rows.
+    code = np.zeros(n, dtype=np.int64)
+    span = 1
+    for j in range(columns.shape[1]):
+        values, inverse = np.unique(columns[:, j], return_inverse=True)
+        span *= len(values)
+        if len(values) > limit or span > 1 << 62:
+            return None
+        code = code * len(values) + inverse.reshape(-1)
+    _, first, counts = np.unique(code, return_index=True, return_counts=True)
+    if len(counts) > limit:
+        return None
+    return columns[first], counts
+
+
 def _randomization_p(
     nb: np.ndarray, db: np.ndarray, nc: np.ndarray, dc: np.ndarray,
     observed: float, sign: float, draws: int, seed: int,
@@ -110,17 +140,30 @@ def _randomization_p(
     rng = np.random.default_rng(seed)
     dn, dd = nb - nc, db - dc
     sn_c, sd_c, sn_b, sd_b = nc.sum(), dc.sum(), nb.sum(), db.sum()
+    # Swapping a case whose two runs contributed the same moves nothing: only the
+    # cases that differ are drawn (an exact shortcut, not an approximation).
+    moved = (dn != 0) | (dd != 0)
+    deltas = np.stack([dn[moved], dd[moved]], axis=1)
+    grouped = _groups(deltas)
     hits = 0
     done = 0
-    n = len(nb)
+    n = len(deltas)
     while done < draws:
         k = min(_CHUNK, draws - done)
-        # One random bit per case and draw, eight to a byte: the cheapest fair coin.
-        bits = rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8)
-        swap = np.unpackbits(bits, axis=1)[:, :n].astype(np.float64)
+        if grouped is not None:
+            # Cases sharing one (dn, dd) are exchangeable: how many of a group's m cases
+            # swap is Binomial(m, 1/2), the same distribution as m fair coins.
+            values, counts = grouped
+            swapped = rng.binomial(counts, 0.5, size=(k, len(counts))).astype(np.float64)
+            moved_n, moved_d = swapped @ values[:, 0], swapped @ values[:, 1]
+        else:
+            # One random bit per case and draw, eight to a byte: the cheapest fair coin.
+            bits = rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8)
+            swap = np.unpackbits(bits, axis=1)[:, :n].astype(np.float64)
+            moved_n, moved_d = swap @ deltas[:, 0], swap @ deltas[:, 1]
         # Swapping case i moves (nb_i - nc_i) from the baseline's sums into the current's.
-        cur_n, cur_d = sn_c + swap @ dn, sd_c + swap @ dd
-        base_n, base_d = sn_b - swap @ dn, sd_b - swap @ dd
+        cur_n, cur_d = sn_c + moved_n, sd_c + moved_d
+        base_n, base_d = sn_b - moved_n, sd_b - moved_d
         with np.errstate(divide="ignore", invalid="ignore"):
             d = cur_n / cur_d - base_n / base_d
         d = np.nan_to_num(d, nan=0.0)
@@ -134,17 +177,25 @@ def _bootstrap_ci(
 ) -> tuple[float, float] | None:
     """95% paired (Bayesian) bootstrap percentile interval for current minus baseline."""
     rng = np.random.default_rng(seed)
+    stacked = np.stack([nb, db, nc, dc], axis=1)
+    grouped = _groups(stacked)
     n = len(nb)
-    stacked = np.stack([nb, db, nc, dc], axis=1).astype(np.float32)
     out: list[np.ndarray] = []
     done = 0
     while done < draws:
         k = min(_CHUNK, draws - done)
-        # Exponential(1) weights, i.e. the Bayesian bootstrap (Rubin 1981): a smooth
-        # version of resampling cases that is several times cheaper to draw than
-        # multinomial or Poisson counts at 35,000 cases; float32 keeps it in cache.
-        weights = rng.standard_exponential(size=(k, n), dtype=np.float32)
-        sums = (weights @ stacked).astype(np.float64)
+        if grouped is not None:
+            # The sum of m Exponential(1) weights is Gamma(m, 1): one draw per group of
+            # identical cases gives exactly the per-case Bayesian bootstrap.
+            values, counts = grouped
+            weights = rng.standard_gamma(counts.astype(np.float64), size=(k, len(counts)))
+            sums = weights @ values
+        else:
+            # Exponential(1) weights, i.e. the Bayesian bootstrap (Rubin 1981): a smooth
+            # version of resampling cases that is several times cheaper to draw than
+            # multinomial or Poisson counts at 35,000 cases; float32 keeps it in cache.
+            weights32 = rng.standard_exponential(size=(k, n), dtype=np.float32)
+            sums = (weights32 @ stacked.astype(np.float32)).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             d = sums[:, 2] / sums[:, 3] - sums[:, 0] / sums[:, 1]
         out.append(d[np.isfinite(d)])

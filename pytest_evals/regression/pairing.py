@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pytest_evals.regression.baseline import BaselineCase
-from pytest_evals.regression.contrib import contribution, supported
+from pytest_evals.regression.contrib import contributor, label_rule, labels
 from pytest_evals.regression.gates import RegressionGate, RegressionResult, judge
 from pytest_evals.regression.paired import compare_ratio
 
@@ -85,23 +85,35 @@ def compare_suite(
         elif base.status in ("failed", "error") and cur.status == "passed":
             out.newly_passing.append({"case_id": cid, "baseline": base.status, "current": cur.status,
                                       "baseline_message": base.message})
+    scored = [
+        (current[cid], baseline[cid])
+        for cid in both
+        if current[cid].status in _SCORED and baseline[cid].status in _SCORED
+    ]
+    pair_labels: list[tuple[Any, Any]] | None = None
     for g in gates:
-        if not supported(task, g.metric):
+        fn = contributor(task, g.metric)
+        by_labels = label_rule(task, g.metric)
+        if by_labels is not None:
+            if pair_labels is None:  # read once, shared by precision, recall, F-beta ...
+                pair_labels = [(labels(base.data), labels(cur.data)) for cur, base in scored]
+            rows = [(*by_labels(*b), *by_labels(*c)) for b, c in pair_labels if b is not None and c is not None]
+        elif fn is None:
             out.gates.append(
                 RegressionResult(g, "failed", g.alpha or alpha, None,
                                  f"no paired test for {g.metric!r}: gate a top-level metric (accuracy, precision, "
                                  "recall, f1, f2, pass_rate) or a score's mean (e.g. faithfulness.mean)")
             )
             continue
-        rows = []
-        for cid in both:
-            cur, base = current[cid], baseline[cid]
-            if cur.status not in _SCORED or base.status not in _SCORED:
-                continue
-            c = contribution(task, g.metric, cur.data, cur.scores, cur.status)
-            b = contribution(task, g.metric, base.data, base.scores, base.status)
-            if c is not None and b is not None:
-                rows.append((b[0], b[1], c[0], c[1]))
+        else:
+            rows = []
+            for cur, base in scored:
+                c = fn(cur.data, cur.scores, cur.status)
+                if c is None:
+                    continue
+                b = fn(base.data, base.scores, base.status)
+                if b is not None:
+                    rows.append((b[0], b[1], c[0], c[1]))
         arr = np.asarray(rows, dtype=np.float64).reshape(-1, 4)
         test = compare_ratio(arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3],
                              lower_is_better=g.lower_is_better, tag=f"{tag}:{g.metric}")

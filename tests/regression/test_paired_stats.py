@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from pytest_evals.regression import paired
 from pytest_evals.regression.paired import compare_ratio, mcnemar
 
 
@@ -93,3 +94,58 @@ def test_empty_and_undefined() -> None:
     zeros = np.zeros(3)
     t = compare_ratio(zeros, zeros, zeros, zeros)
     assert t.diff is None and "0/0" in (t.reason or "")
+
+
+def test_groups_equal_numpy_unique_rows() -> None:
+    rng = np.random.default_rng(5)
+    rows = rng.integers(0, 3, size=(5000, 4)).astype(float)
+    grouped = paired._groups(rows)
+    assert grouped is not None
+    values, counts = grouped
+    want_values, want_counts = np.unique(rows, axis=0, return_counts=True)
+    order = np.lexsort(values.T[::-1])
+    assert (values[order] == want_values).all() and (counts[order] == want_counts).all()
+    # Continuous scores form no groups: every case is drawn on its own.
+    assert paired._groups(rng.random((5000, 2))) is None
+
+
+def test_grouped_randomization_matches_exhaustive_enumeration_for_counts() -> None:
+    """A precision-like ratio of counts (the grouped path: binomial swap counts per group
+    of equal cases) against all 2**14 swap patterns of 14 pairs."""
+    rng = np.random.default_rng(9)
+    tp_b = rng.integers(0, 2, 14).astype(float)
+    pos_b = np.maximum(tp_b, rng.integers(0, 2, 14))
+    tp_c = tp_b * (rng.random(14) > 0.35)
+    pos_c = np.maximum(tp_c, pos_b * (rng.random(14) > 0.2))
+    assert paired._groups(np.stack([tp_b - tp_c, pos_b - pos_c], axis=1)) is not None
+    observed = tp_c.sum() / pos_c.sum() - tp_b.sum() / pos_b.sum()
+    hits = 0
+    for swap in itertools.product((0, 1), repeat=14):
+        s = np.array(swap, dtype=bool)
+        cn, cd = np.where(s, tp_b, tp_c).sum(), np.where(s, pos_b, pos_c).sum()
+        bn, bd = np.where(s, tp_c, tp_b).sum(), np.where(s, pos_c, pos_b).sum()
+        d = cn / cd - bn / bd if cd and bd else 0.0
+        hits += -d >= -observed - 1e-12
+    exact = hits / 2**14
+    t = compare_ratio(tp_b, pos_b, tp_c, pos_c, draws=20000)
+    assert t.method == "paired randomization"
+    assert t.p_value == pytest.approx(exact, abs=0.01)
+
+
+def test_grouped_bootstrap_matches_per_case_weights() -> None:
+    """Gamma weights per group of equal cases are the per-case Exponential weights summed:
+    the interval agrees with a per-case Bayesian bootstrap drawn independently."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    exp = rng.random(n) < 0.4
+    base = exp ^ (rng.random(n) < 0.1)
+    cur = base ^ (rng.random(n) < 0.03)
+    tp_b, fp_b = (exp & base).astype(float), (~exp & base).astype(float)
+    tp_c, fp_c = (exp & cur).astype(float), (~exp & cur).astype(float)
+    grouped = paired._bootstrap_ci(tp_b, tp_b + fp_b, tp_c, tp_c + fp_c, 4000, 1)
+    w = np.random.default_rng(99).standard_exponential((4000, n))
+    d = (w @ tp_c) / (w @ (tp_c + fp_c)) - (w @ tp_b) / (w @ (tp_b + fp_b))
+    per_case = np.quantile(d, [0.025, 0.975])
+    assert grouped is not None
+    assert grouped[0] == pytest.approx(per_case[0], abs=0.003)
+    assert grouped[1] == pytest.approx(per_case[1], abs=0.003)
