@@ -6,7 +6,7 @@ transports (:mod:`.transport`: the openai SDK or a lean aiohttp path), retries
 (:mod:`.cache`), settings and options (:mod:`.settings`, :mod:`.options`), the API key
 (:mod:`.secret`), usage and prices (:mod:`.stats`, :mod:`.pricing`, :mod:`.tokens`), the
 judges (:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
-(:mod:`.plugin`) and Batch API mode (:mod:`.batch`). It never imports the session.
+(:mod:`.plugin`) and Batch API mode (:mod:`.batch`).
 
 Importing this package is cheap: the openai SDK, aiohttp and diskcache load on first use.
 """
