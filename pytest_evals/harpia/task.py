@@ -23,6 +23,7 @@ from pydantic import Field, field_validator
 
 from pytest_evals.aggregate import MetricTree
 from pytest_evals.errors import EvalsError, SuiteConfigError, TargetError, error_kind
+from pytest_evals.extras import describe
 from pytest_evals.harpia.batcher import Batcher
 from pytest_evals.harpia.deadline import (
     DEFAULT_DEADLINE,
@@ -314,7 +315,7 @@ class Harpia(Task[Instance]):
                 first_error = first_error or timed
                 text = str(timed) or type(timed).__name__
                 known = isinstance(timed, (EvalsError, MetricError))
-                errors[spec.name] = text if known else f"{type(timed).__name__}: {text}"
+                errors[spec.name] = text if known else describe(timed)
                 continue
             scored, metric = timed.scored, spec.metric
             if scored.error is not None:
