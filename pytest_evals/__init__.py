@@ -1,5 +1,16 @@
 """pytest_evals: LLM evaluations as pytest test suites.
 
+This package is the core, which knows no task family. It owns, bottom up: the values
+and statistics (``models``, ``results``, ``aggregate``, ``stats``, ``gates``), reading
+suite files and cases (``suite``, ``suitecache``, ``jsonl``, ``collect``,
+``partition``), running a case on a worker (``caserunner``, ``runner``, ``engine``,
+``targets``), the controller-only ``aggregator`` and its typed ``summary``, the one
+output layer (``outputs``, ``terminal``), the family registry (``families``), the
+project's hooks (``hookspecs``) and the plugin wiring (``plugin``). Families live in
+their own packages (``classification``, ``rag``, ``halueval``, ``harpia``,
+``redteam``), as do the LLM layer (``llm``), metrics (``metrics``), regression gates
+(``regression``), reports (``reports``) and test helpers (``testing``).
+
 The public API is what ``__all__`` lists. Names are resolved lazily so that importing
 the package (which pytest does for every run, through the plugin) stays cheap.
 """

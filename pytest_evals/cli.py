@@ -62,7 +62,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    try:
+        return int(func(args) or 0)
+    except ImportError as exc:
+        from pytest_evals.extras import install_hint
+
+        hint = install_hint(exc)
+        if hint is None:
+            raise
+        # A subcommand of an extra that is not installed: say which, not a traceback.
+        print(f"pytest-evals {args.command}: {hint}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,7 +30,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -108,9 +107,11 @@ def suite_patterns() -> tuple[str, ...]:
 
 def implicit_suite(path: Path) -> dict[str, Any] | None:
     """The raw configuration of a file that is a suite by its name alone, else None."""
+    from pytest_evals.resolve import resolve_name
+
     for pattern, spec in registry().suite_files.items():
         if fnmatch.fnmatch(path.name, pattern):
-            func = pkgutil.resolve_name(spec)
+            func = resolve_name(spec, f"SUITE_FILES[{pattern!r}] of a family", where=str(path))
             raw: dict[str, Any] = func(path)
             return raw
     return None

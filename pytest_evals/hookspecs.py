@@ -41,7 +41,7 @@ def pytest_evals_case_result(config: pytest.Config, nodeid: str, result: CaseRes
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], aggregator: Aggregator) -> None:
     """Called once on the controller, after the exit status is decided: write the run's
     artifacts. Every writer implements this hook (the core's JSON summary, generated
-    outputs and JUnit properties; the result folder; HarpIA files). The core writes
+    outputs and JUnit properties; the result folder; HarpIA files; the red-team store). The core writes
     generated outputs first (``tryfirst``: others point at them) and the JSON summary
     last (``trylast``), so the sections other writers add to ``summary`` are in it."""
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -66,17 +67,32 @@ def suite_folders(suites: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
+def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> None:
     """Write a file so that readers (another xdist process, a crashed run's rerun) see the
-    old content or the new one, never half a file: a temporary file, then a rename."""
+    old content or the new one, never half a file: a temporary file, then a rename.
+
+    The temporary file's name is unique per call (two threads may write one path), and
+    it is removed when the write fails. ``durable=True`` also fsyncs before the rename,
+    for stores a later session merges into (a power cut must not leave an empty file).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
+    if isinstance(data, str):
         # Every text file the run writes passes here: mask secrets, escape surrogates.
-        tmp.write_text(scrub(data), encoding="utf-8", newline="")
-    os.replace(tmp, path)
+        data = scrub(data).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        # O_EXCL with mode 0o666: a fresh file, permissions as the umask says.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def generated_dir(config: pytest.Config) -> Path:

@@ -16,6 +16,7 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.errors import CaseInputError, EvalsError, SkipCase, SuiteConfigError, error_kind
+from pytest_evals.extras import install_hint
 from pytest_evals.results import CaseResult
 from pytest_evals.usage import Usage, current_usage
 
@@ -74,7 +75,11 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
         result = task.new_result(ref)
         result.status, result.error_kind = "error", "exception"
         result.message = f"{type(exc).__name__}: {exc}"
-        result.details["traceback"] = "".join(traceback.format_exception(exc)[-6:])
+        hint = install_hint(exc)
+        if hint is not None:  # an extra not installed: say which, no traceback
+            result.error_kind, result.message = "infrastructure", hint
+        else:
+            result.details["traceback"] = "".join(traceback.format_exception(exc)[-6:])
     result.index = index
     if generated is not None:
         result.details["generated"] = generated

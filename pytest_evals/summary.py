@@ -187,7 +187,9 @@ def suite_summary(
         warnings.extend(task.suite_warnings(scored, metrics))
     except Exception as exc:  # an aggregation bug must not hide the other suites
         metrics, tables = {}, {}
-        problems.append(f"aggregation failed: {type(exc).__name__}: {exc}")
+        from pytest_evals.extras import describe
+
+        problems.append(f"aggregation failed: {describe(exc)}")
     errors_tree: MetricTree = {"errors": count(counts.errors)}
     for kind, n in counts.errors_by_kind.items():
         errors_tree[f"errors_{kind}"] = count(n)

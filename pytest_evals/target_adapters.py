@@ -128,7 +128,7 @@ class MappedCommandTarget(CommandTarget):
         self.output_map = {str(k): OutputExpression(str(k), str(v)) for k, v in raw_map.items()}
         hook = spec.get("output_hook")
         self.output_hook: Callable[[Any, dict[str, Any]], Any] | None = (
-            import_object(str(hook), cwd) if hook else None
+            import_object(str(hook), cwd, what="target.output_hook") if hook else None
         )
 
     async def run(self, case: dict[str, Any], extra_env: dict[str, str] | None = None) -> Any:

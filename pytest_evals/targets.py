@@ -39,23 +39,16 @@ class Target(Protocol):
     async def run(self, case: dict[str, Any]) -> Any: ...
 
 
-def import_object(spec: str, search_dir: str | None = None) -> Any:
+def import_object(spec: str, search_dir: str | None = None, what: str = "target") -> Any:
     """Import ``"package.module:attr"``; the suite's folder is importable too."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise SuiteConfigError(f"target {spec!r}: expected 'package.module:function'")
+    from pytest_evals.resolve import ResolveError, resolve_name
+
     if search_dir and search_dir not in sys.path:
         sys.path.insert(0, search_dir)
     try:
-        obj: Any = _import_near(module_name, search_dir)
-    except ImportError as exc:
-        raise SuiteConfigError(f"target {spec!r}: cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SuiteConfigError(f"target {spec!r}: {module_name!r} has no attribute {attr!r}") from None
-    return obj
+        return resolve_name(spec, what, importer=lambda name: _import_near(name, search_dir))
+    except ResolveError as exc:
+        raise SuiteConfigError(str(exc)) from exc
 
 
 def _import_near(module_name: str, search_dir: str | None) -> Any:

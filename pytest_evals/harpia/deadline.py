@@ -108,7 +108,7 @@ def _importing(ident: int) -> bool:
 def _timeout(seconds: float, what: str) -> DeadlineExceeded:
     return DeadlineExceeded(
         f"{what} did not finish within the per-instance deadline of {seconds:g} s "
-        "(ini harpia_case_deadline or the suite's case_deadline; 0 disables it)"
+        "(ini evals_harpia_case_deadline or the suite's case_deadline; 0 disables it)"
     )
 
 

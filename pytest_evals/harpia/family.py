@@ -8,7 +8,7 @@ from typing import Any
 SUFFIX = ".harpia.json"
 
 TASKS = {"harpia": ("pytest_evals.harpia.task:Harpia", "pytest_evals.tasks.harpia:Harpia")}
-#: --harpia-output / --harpia-log.
+#: --evals-harpia-output / --evals-harpia-log (and their deprecated unprefixed aliases).
 PLUGINS = ("pytest_evals.harpia.plugin",)
 #: A HarpIA input file is a suite by its name alone.
 SUITE_FILES = {f"*{SUFFIX}": "pytest_evals.harpia.family:implicit_suite"}

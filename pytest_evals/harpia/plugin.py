@@ -1,8 +1,10 @@
-"""HarpIA output and log files: ``--harpia-output PATH`` and ``--harpia-log PATH``.
+"""HarpIA output and log files: ``--evals-harpia-output PATH`` and ``--evals-harpia-log PATH``.
 
 Written on the controller once the run's verdict is decided (the
 ``pytest_evals_write_outputs`` hook), so xdist runs write one file, not one per worker;
-the core writes the JSON summary after this, with the ``harpia`` section in it.
+the core writes the JSON summary after this, with the ``harpia`` section in it. The
+spellings before the ``evals`` prefix (``--harpia-output``, ``--harpia-log``, ini
+``harpia_case_deadline``) are deprecated aliases (:mod:`pytest_evals.renamed`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.renamed import (
+    RenamedIni,
+    RenamedOption,
+    add_ini_alias,
+    add_option_alias,
+    apply_aliases,
+)
+
 if TYPE_CHECKING:
     from pytest_evals.harpia.writers import LiveLog
 
@@ -19,27 +29,36 @@ _WRITTEN = pytest.StashKey[list[tuple[str, Path]]]()
 _LIVE = pytest.StashKey["LiveLog"]()
 _NOTES = pytest.StashKey[list[str]]()
 
+OUTPUT = RenamedOption("--harpia-output", "--evals-harpia-output", "evals_harpia_output")
+LOG = RenamedOption("--harpia-log", "--evals-harpia-log", "evals_harpia_log")
+CASE_DEADLINE = RenamedIni("harpia_case_deadline", "evals_harpia_case_deadline")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evals")
     group.addoption(
-        "--harpia-output",
+        OUTPUT.new,
+        dest=OUTPUT.dest,
         metavar="PATH",
         help="write the HarpIA output JSON (one object per enabled metric: score, elapsed time) "
         "of the run's HarpIA suites to PATH ('{suite}' in PATH: one file per suite)",
     )
     group.addoption(
-        "--harpia-log",
+        LOG.new,
+        dest=LOG.dest,
         metavar="PATH",
         help="write the HarpIA log (JSON Lines, one line per metric and instance) to PATH; "
         "lines are appended as instances finish, and the file is rewritten in instance order at the end",
     )
+    add_option_alias(group, OUTPUT, "PATH")
+    add_option_alias(group, LOG, "PATH")
     parser.addini(
-        "harpia_case_deadline",
+        CASE_DEADLINE.new,
         "seconds one HarpIA instance's Python-computed metrics (ROUGE, BLEU, METEOR, ...) may take "
         "before the instance is an ERROR (default 60; 0: no limit; a suite's case_deadline wins)",
-        default="60",
+        default="",
     )
+    add_ini_alias(parser, CASE_DEADLINE)
 
 
 def _resolve(config: pytest.Config, text: str) -> str:
@@ -61,7 +80,8 @@ class _LiveLogPlugin:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    log = config.getoption("harpia_log", None)
+    apply_aliases(config, (OUTPUT, LOG), (CASE_DEADLINE,))
+    log = config.getoption(LOG.dest, None)
     if not log or hasattr(config, "workerinput"):
         return
     from pytest_evals.harpia.writers import LiveLog
@@ -74,8 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
 # tryfirst: the result folder's copy of the summary names these files too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
-    output = config.getoption("harpia_output", None)
-    log = config.getoption("harpia_log", None)
+    output = config.getoption(OUTPUT.dest, None)
+    log = config.getoption(LOG.dest, None)
     live = config.stash.get(_LIVE, None)
     if live is not None:
         live.close()  # the complete log replaces what was appended

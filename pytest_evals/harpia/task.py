@@ -23,6 +23,7 @@ from pydantic import Field, field_validator
 
 from pytest_evals.aggregate import MetricTree
 from pytest_evals.errors import EvalsError, SuiteConfigError, TargetError, error_kind
+from pytest_evals.extras import describe
 from pytest_evals.harpia.batcher import Batcher
 from pytest_evals.harpia.deadline import (
     DEFAULT_DEADLINE,
@@ -77,7 +78,7 @@ class Timed:
 
 class HarpiaConfig(SuiteConfig):
     #: Seconds an instance's Python-computed metrics may take (None: ini
-    #: ``harpia_case_deadline``; 0: no limit).
+    #: ``evals_harpia_case_deadline``; 0: no limit).
     case_deadline: float | None = Field(default=None, ge=0)
 
     @field_validator("metrics")
@@ -230,7 +231,10 @@ class Harpia(Task[Instance]):
         if own is not None:
             return float(own)
         try:
-            raw = ctx.config.getini("harpia_case_deadline")
+            from pytest_evals.harpia.plugin import CASE_DEADLINE
+            from pytest_evals.renamed import getini
+
+            raw = getini(ctx.config, CASE_DEADLINE)
         except (ValueError, AttributeError):
             raw = None
         return float(raw) if raw not in (None, "") else DEFAULT_DEADLINE
@@ -264,7 +268,7 @@ class Harpia(Task[Instance]):
                 if spec.name == running:
                     finished[spec.name] = DeadlineExceeded(
                         f"did not finish within the per-instance deadline of {seconds:g} s "
-                        "(ini harpia_case_deadline or the suite's case_deadline; 0 disables it)"
+                        "(ini evals_harpia_case_deadline or the suite's case_deadline; 0 disables it)"
                     )
                 elif spec.name not in finished:
                     finished[spec.name] = DeadlineExceeded(
@@ -311,7 +315,7 @@ class Harpia(Task[Instance]):
                 first_error = first_error or timed
                 text = str(timed) or type(timed).__name__
                 known = isinstance(timed, (EvalsError, MetricError))
-                errors[spec.name] = text if known else f"{type(timed).__name__}: {text}"
+                errors[spec.name] = text if known else describe(timed)
                 continue
             scored, metric = timed.scored, spec.metric
             if scored.error is not None:

@@ -1,5 +1,13 @@
 """The LLM layer: a cached, concurrent, retrying OpenAI-compatible client and judges.
 
+Owns everything that talks to a model: the client (:mod:`.client`) and its two
+transports (:mod:`.transport`: the openai SDK or a lean aiohttp path), retries
+(:mod:`.retry`), the adaptive concurrency limit (:mod:`.limiter`), the response cache
+(:mod:`.cache`), settings and options (:mod:`.settings`, :mod:`.options`), the API key
+(:mod:`.secret`), usage and prices (:mod:`.stats`, :mod:`.pricing`, :mod:`.tokens`), the
+judges (:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
+(:mod:`.plugin`) and Batch API mode (:mod:`.batch`).
+
 Importing this package is cheap: the openai SDK, aiohttp and diskcache load on first use.
 """
 

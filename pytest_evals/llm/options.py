@@ -73,9 +73,10 @@ def add_options(parser: pytest.Parser) -> None:
             dest="evals_cache",
             action="store_true" if value else "store_false",
             default=None,
-            help="use the LLM response cache (default)"
+            # The short spellings are the HaluEval spec's; documented aliases (docs/llm.md).
+            help="use the LLM response cache (default; --cache: alias)"
             if value
-            else "bypass the LLM response cache",
+            else "bypass the LLM response cache (--no-cache: alias)",
         )
     add(
         "--evals-refresh",

@@ -1,1 +1,8 @@
-"""metrics"""
+"""Metric functions shared by the task families, independent of pytest.
+
+Owns :mod:`.classification` (binary counts and multiclass confusion matrices with
+their intervals, used by the classification, HaluEval and RAG tasks) and
+:mod:`.reference` (the reference-based metrics of HarpIA suites: BLEU, chrF, TER, ROUGE,
+BERTScore, METEOR, ...). Generic metric values and trees are in
+:mod:`pytest_evals.aggregate`; statistics in :mod:`pytest_evals.stats`.
+"""

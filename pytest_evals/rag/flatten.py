@@ -42,8 +42,14 @@ def html_to_text(html: str) -> str:
     """Readable text of an HTML fragment (entities decoded, lists and links kept)."""
     if not html.strip():
         return ""
-    from inscriptis import get_text
-    from inscriptis.model.config import ParserConfig
+    try:
+        from inscriptis import get_text
+        from inscriptis.model.config import ParserConfig
+    except ImportError as exc:
+        from pytest_evals.errors import InfrastructureError
+        from pytest_evals.extras import install_hint
+
+        raise InfrastructureError(f"HTML contexts: {install_hint(exc) or exc}") from None
 
     # lxml refuses str input that carries an XML encoding declaration; the text is already decoded.
     if html.lstrip().startswith("<?xml"):

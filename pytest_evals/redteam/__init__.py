@@ -2,9 +2,10 @@
 
 Owns the task class (:mod:`.task`), the schema models (:mod:`.schema`), adversarial
 scoring (:mod:`.scoring`), the rm-bias-compatible helpers (:mod:`.helpers`), reading and
-writing runs (:mod:`.loader`, :mod:`.store`), the ``pytest-evals viz`` subcommand
-(:mod:`.cli`, :mod:`.viewer`, :mod:`.live`) and docs/redteam.md. This module imports
-nothing heavy.
+writing runs (:mod:`.loader`, :mod:`.store`), the run store a suite writes at the end of
+the run (:mod:`.writer`, wired by :mod:`.plugin` through ``pytest_evals_write_outputs``),
+the ``pytest-evals viz`` subcommand (:mod:`.cli`, :mod:`.viewer`, :mod:`.live`) and
+docs/redteam.md. This module imports nothing heavy.
 """
 
 from __future__ import annotations

@@ -157,7 +157,8 @@ class CallableRater:
         from pytest_evals.targets import import_object
 
         assert spec.callable is not None
-        func = import_object(spec.callable, search_dir)
+        label = f"rater {spec.name!r}: field 'callable'" if spec.name else "rater field 'callable'"
+        func = import_object(spec.callable, search_dir, what=label)
         if not callable(func):
             raise SuiteConfigError(f"rater {spec.callable!r} is not callable")
         self.func: Callable[..., Any] = func

@@ -1,8 +1,8 @@
 """Writing a run in the seed's layout: ``<run>/seed_<id>/<md5>.json`` and friends.
 
-Every write goes to a uniquely named temporary file in the target directory and is
-renamed over the destination, so a reader (the viewer, another xdist worker) sees the
-old file or the new one, never half of one. Read-modify-write updates (population
+Every write goes through the run's one atomic writer (a uniquely named temporary file
+renamed over the destination, secrets masked), so a reader (the viewer, a later run)
+sees the old file or the new one, never half of one. Read-modify-write updates (population
 history, merging attacks into a system prompt file) hold an advisory lock on the seed
 directory, so concurrent processes cannot lose each other's updates.
 """
@@ -13,7 +13,6 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -46,25 +45,14 @@ def seed_dir(run_path: str | os.PathLike[str], seed_id: int | str) -> Path:
 
 
 def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
-    """Write UTF-8 text via a uniquely named temporary file renamed over ``path``.
+    """UTF-8 text written with the run's one atomic writer (:func:`pytest_evals.outputs.atomic_write`).
 
     ``durable=False`` skips the fsync: readers still never see half a file, but a power
     cut may leave an empty one (fine for throw-away data such as benchmark fixtures).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    from pytest_evals.outputs import atomic_write
+
+    atomic_write(path, text, durable=durable)
 
 
 def atomic_write_json(path: Path, data: Any, durable: bool = True) -> None:

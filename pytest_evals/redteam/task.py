@@ -6,7 +6,9 @@ every response, scores are normalised with each rater's baseline statistics and 
 attack's adversarial score is computed from the default rater pair (the first two
 raters). The item fails when that score is above ``adversarial_threshold``; the suite
 gates on ``mean_adversarial`` / ``max_adversarial``. With ``output_dir`` the attacks are
-also written in the viewer's layout (see :mod:`pytest_evals.redteam`).
+also written in the viewer's layout (see :mod:`pytest_evals.redteam`): each case carries
+its attack in its result's details and the controller writes the store once the run's
+verdict is decided (:mod:`pytest_evals.redteam.plugin`), as every other artifact is.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.aggregate import Metric, MetricTree, mean_metric, proportion
-from pytest_evals.errors import CaseInputError, InfrastructureError, JudgeError
+from pytest_evals.errors import CaseInputError, JudgeError
 from pytest_evals.redteam.config import RedTeamCase, RedTeamConfig
 from pytest_evals.redteam.convert import hash_system_prompt
 from pytest_evals.redteam.rating import NormStats, build_attack, rate_responses, stats_from_scores
@@ -29,6 +31,7 @@ from pytest_evals.redteam.scoring import (
     missing_reason,
     score_stats,
 )
+from pytest_evals.redteam.writer import StoreRecord
 from pytest_evals.results import CaseResult
 from pytest_evals.tasks.base import CaseRef, Task, validate
 
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
     from pytest_evals.context import EvalContext
     from pytest_evals.redteam.policy import Policy
     from pytest_evals.redteam.raters import Rater
-    from pytest_evals.redteam.schema import Attack
 
 #: Characters of a system prompt kept in the light result (for the summary table).
 PROMPT_PREVIEW = 200
@@ -67,6 +69,13 @@ class RedTeam(Task[RedTeamCase]):
                 )
             if not case.responses:
                 raise CaseInputError(f"{ref.source}: field 'responses' is empty")
+        if self.rt.output_dir:
+            from pytest_evals.redteam.store import seed_dir
+
+            try:  # a clear case error now, rather than a file the controller cannot write
+                seed_dir(".", case.seed_id)
+            except ValueError as exc:
+                raise CaseInputError(f"{ref.source}: field 'seed_id': {exc}") from None
         return case
 
     def needs_engine(self) -> bool:
@@ -186,7 +195,17 @@ class RedTeam(Task[RedTeamCase]):
                 for user, (responses, raw) in zip(prompts, rows, strict=True)
             ]
             meta = {"step": 0, "operation": "baseline", "normalization": {k: v.to_json() for k, v in stats.items()}}
-            await self.write(run_path, baseline.seed_id, baseline.system_prompt, attacks, meta)
+            # Computed once per run (in one process): the controller gets it from this
+            # process's list, or from the worker's ``workeroutput``, and writes it.
+            from pytest_evals.redteam.plugin import record_baseline
+
+            record_baseline(ctx.config, StoreRecord(
+                run_path=str(run_path),
+                seed_id=str(baseline.seed_id),
+                system_prompt=baseline.system_prompt,
+                attacks=[dump(a) for a in attacks],
+                meta=meta,
+            ))
         return stats
 
     # -- output --------------------------------------------------------------------------------
@@ -194,14 +213,6 @@ class RedTeam(Task[RedTeamCase]):
         if not self.rt.output_dir:
             return None
         return self.suite.resolve(self.rt.output_dir) / self.rt.runner / (self.rt.run_name or self.suite.name)
-
-    async def write(self, run_path: Path, seed_id: int | str, system_prompt: str, attacks: list[Attack], meta: dict[str, Any]) -> None:
-        from pytest_evals.redteam.store import merge_system_prompt_attacks
-
-        try:
-            await asyncio.to_thread(merge_system_prompt_attacks, run_path, seed_id, system_prompt, attacks, meta)
-        except (OSError, ValueError) as exc:
-            raise InfrastructureError(f"could not write the run under {run_path}: {exc}") from exc
 
     # -- evaluation ------------------------------------------------------------------------------
     async def evaluate(self, case: RedTeamCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
@@ -216,9 +227,6 @@ class RedTeam(Task[RedTeamCase]):
             raise JudgeError(f"{ref.source}: adversarial score is N/A: {missing_reason(attack)}")
         attack.aux_info = AttackAuxInfo(adversarial_score=adv)
         run_path = self.run_path()
-        if run_path is not None:
-            meta = {**case.meta, "step": case.step, "operation": case.operation}
-            await self.write(run_path, case.seed_id, case.system_prompt, [attack], meta)
 
         per_rater = {}
         for k, rater in enumerate(raters):
@@ -251,6 +259,8 @@ class RedTeam(Task[RedTeamCase]):
             "attack": dump(attack),
             "policy": self.policy(ctx).description if self.config.generate else "responses given in the case",
             "run_path": str(run_path) if run_path is not None else None,
+            # What the store writer needs besides the attack (see redteam.plugin).
+            "meta": {**case.meta, "step": case.step, "operation": case.operation},
         }
         return result
 

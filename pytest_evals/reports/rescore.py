@@ -21,6 +21,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pytest_evals import strictjson
@@ -66,20 +67,28 @@ def _task_class(entry: Mapping[str, Any], name: str, where: str) -> Any:
         spec, source = entry.get("task_class"), entry.get("task_file")
         if not spec:
             raise
-    module_name, _, attr = str(spec).partition(":")
+    from pytest_evals.resolve import ResolveError, resolve_name
+
+    def load(module_name: str) -> ModuleType:
+        try:
+            return importlib.import_module(module_name)
+        except ImportError:
+            if not source or not Path(source).is_file():
+                raise
+        # The conftest or file the run found the task in, under a name of its own.
+        unique = f"_rescore_{module_name}"
+        if unique not in sys.modules:
+            loader = importlib.util.spec_from_file_location(unique, source)
+            assert loader is not None and loader.loader is not None
+            module = importlib.util.module_from_spec(loader)
+            sys.modules[unique] = module
+            loader.loader.exec_module(module)
+        return sys.modules[unique]
+
     try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        if not source or not Path(source).is_file():
-            raise RescoreError(f"{where}: task {name!r} ({spec}) cannot be imported") from None
-        loader = importlib.util.spec_from_file_location(f"_rescore_{module_name}", source)
-        assert loader is not None and loader.loader is not None
-        module = importlib.util.module_from_spec(loader)
-        loader.loader.exec_module(module)
-    target: Any = module
-    for part in attr.split("."):
-        target = getattr(target, part)
-    return target
+        return resolve_name(str(spec), f"task {name!r}: task_class", importer=load)
+    except ResolveError as exc:
+        raise RescoreError(f"{where}: {exc}") from None
 
 
 def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:

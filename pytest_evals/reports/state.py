@@ -92,8 +92,10 @@ class ReportState:
                 try:
                     self._plots[suite_id] = suite_plots(s, by_suite.get(suite_id, []))
                 except Exception as exc:  # a plotting bug must not cost the report
+                    from pytest_evals.extras import describe
+
                     problems = s.setdefault("problems", [])
-                    problems.append(f"plots could not be drawn: {type(exc).__name__}: {exc}")
+                    problems.append(f"plots could not be drawn: {describe(exc)}")
                     self._plots[suite_id] = []
         return self._plots
 

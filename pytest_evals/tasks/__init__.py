@@ -7,7 +7,6 @@ script. A name registered here wins over a family's.
 
 from __future__ import annotations
 
-import pkgutil
 from typing import TYPE_CHECKING
 
 from pytest_evals.errors import SuiteConfigError
@@ -41,12 +40,14 @@ def get_task_class(name: str, where: str = "") -> type[Task]:
     if specs is None:
         broken = "".join(f"\n  family {fam!r} could not be loaded: {err}" for fam, err in registry().broken.items())
         raise SuiteConfigError(f"{prefix}unknown task {name!r}; known tasks: {', '.join(known_tasks())}{broken}")
-    error: Exception | None = None
+    from pytest_evals.resolve import ResolveError, resolve_name
+
+    error: ResolveError | None = None
     # Later specs are fallbacks: the same class at a module path an older layout used.
     for spec in specs:
         try:
-            cls: type[Task] = pkgutil.resolve_name(spec)
+            cls: type[Task] = resolve_name(spec, f"task {name!r}: class")
             return cls
-        except (ImportError, AttributeError, ValueError) as exc:
+        except ResolveError as exc:
             error = error or exc
     raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {error}") from error

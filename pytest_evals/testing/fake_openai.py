@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -107,12 +106,16 @@ def resolve_responder(spec: str | Responder) -> Responder:
         return spec
     if spec in BUILTIN_RESPONDERS:
         return BUILTIN_RESPONDERS[spec]
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
+    from pytest_evals.resolve import ResolveError, resolve_name
+
+    if ":" not in spec:
         raise ValueError(
             f"responder {spec!r}: expected one of {sorted(BUILTIN_RESPONDERS)} or 'module:function'"
         )
-    func: Responder = getattr(importlib.import_module(module_name), attr)
+    try:
+        func: Responder = resolve_name(spec, "responder")
+    except ResolveError as exc:
+        raise ValueError(str(exc)) from exc
     if not callable(func):
         raise ValueError(f"responder {spec!r} is not callable")
     return func

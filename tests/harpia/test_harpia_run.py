@@ -172,7 +172,7 @@ def test_the_ini_deadline_applies_without_a_suite_file(
     pytester.makeini("[pytest]\nharpia_case_deadline = 0.5\n")
     result, _, _ = run(pytester)
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*deadline of 0.5 s (ini harpia_case_deadline*"])
+    result.stdout.fnmatch_lines(["*deadline of 0.5 s (ini evals_harpia_case_deadline*"])
 
 
 def test_a_killed_run_keeps_the_log_of_what_it_measured(

@@ -26,6 +26,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_evals.extras import describe
+
 #: One metric result: named numbers (the gated values) plus optional descriptive extras.
 Result = dict[str, Any]
 
@@ -135,7 +137,7 @@ class ReferenceMetric:
             except Exception as exc:  # this instance alone errors
                 text = str(exc) or type(exc).__name__
                 known = isinstance(exc, MetricError)
-                scored = Scored({}, error=text if known else f"{type(exc).__name__}: {text}")
+                scored = Scored({}, error=text if known else describe(exc))
             out.append(scored)
         return out
 

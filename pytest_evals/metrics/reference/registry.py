@@ -6,7 +6,6 @@ an error message or the docs) loads no metric library.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,8 +48,9 @@ def metric_class(metric_id: str) -> type[ReferenceMetric]:
     spec = METRICS.get(canonical_id(metric_id))
     if spec is None:
         raise UnknownMetric(f"unknown metric id {metric_id!r}; accepted: {', '.join(METRICS)}")
-    module_name, _, attr = spec.partition(":")
-    cls: type[ReferenceMetric] = getattr(importlib.import_module(module_name), attr)
+    from pytest_evals.resolve import resolve_name
+
+    cls: type[ReferenceMetric] = resolve_name(spec, f"metric {metric_id!r}: class")
     return cls
 
 
