@@ -15,7 +15,7 @@ import base64
 import json
 import zlib
 
-from pytest_evals.reports.escape import script_json
+from pytest_evals.templating import macros, script_json
 
 #: Below this many bytes of JSON lines the store is embedded uncompressed.
 RAW_LIMIT = 1_000_000
@@ -71,17 +71,10 @@ class DetailStore:
         return self._final
 
     def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
-        import html as html_lib
-
         encoding, payload = self.finish()
-        extra = ' data-strip-video="1"' if strip_video else ""
-        if dropped:
-            extra += f' data-dropped="{html_lib.escape(json.dumps(dropped))}"'
         # payload is script-safe: JSON lines went through script_json, base64 has no "<".
-        return (
-            f'<script type="application/json" id="evals-case-data" data-encoding="{encoding}" '
-            f'data-count="{self.count}"{extra}>{payload}</script>'
-        )
+        store = macros("pytest_evals.reports", "case_store.jinja2").store
+        return str(store(encoding, self.count, payload, strip_video, dropped or None))
 
 
 def decode(encoding: str, payload: str) -> list[dict[str, object]]:
