@@ -23,7 +23,7 @@ import pytest
 from pytest_evals.reports.detail import Level, build_entry
 from pytest_evals.reports.store import DetailStore
 from pytest_evals.results import REPORT_ATTR
-from pytest_evals.templating import macros, render
+from pytest_evals.templating import macros
 
 if TYPE_CHECKING:
     from pytest_evals.reports.state import ReportState
@@ -271,16 +271,12 @@ class HtmlReport:
                 str(report_dir) if report_dir else None,
                 self.config.getoption("evals_json", None),
             )
-        return render(
-            _PACKAGE,
-            "report_summary.jinja2",
-            css=asset("report.css"),
-            js=asset("report.js"),
-            # Markup rendered by this package's templates, escaped there.
-            run=Markup(section),
-            cases=Markup(case_list(self.store.count, self.dropped)),
-            store=Markup(self.store.html(strip_video=not self.has_video, dropped=self.dropped)),
-        )
+        page = macros(_PACKAGE, "report_summary.jinja2")
+        # Markup rendered by this package's templates, escaped there; the store's payload
+        # (megabytes) is joined in once, not passed through a template.
+        opening, payload, closing = self.store.html_parts(strip_video=not self.has_video, dropped=self.dropped)
+        before = page.before(asset("report.css"), Markup(section), Markup(case_list(self.store.count, self.dropped)))
+        return "".join((before, opening, payload, closing, page.after(asset("report.js"))))
 
 
 def html_path(config: pytest.Config) -> Path | None:

@@ -70,11 +70,15 @@ class DetailStore:
             self._raw = None
         return self._final
 
-    def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
+    def html_parts(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> tuple[str, str, str]:
+        """(opening tag, payload, closing tag) of the store's element, to be joined once."""
         encoding, payload = self.finish()
         # payload is script-safe: JSON lines went through script_json, base64 has no "<".
-        store = macros("pytest_evals.reports", "case_store.jinja2").store
-        return str(store(encoding, self.count, payload, strip_video, dropped or None))
+        element = macros("pytest_evals.reports", "case_store.jinja2")
+        return str(element.opening(encoding, self.count, strip_video, dropped or None)), payload, str(element.closing())
+
+    def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
+        return "".join(self.html_parts(strip_video=strip_video, dropped=dropped))
 
 
 def decode(encoding: str, payload: str) -> list[dict[str, object]]:
