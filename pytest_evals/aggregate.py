@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from pytest_evals import stats
+from pytest_evals import formatting, stats
 
 
 @dataclass
@@ -80,14 +80,13 @@ def score_summary(
     return tree
 
 
+def _is_metric(node: Any) -> bool:
+    return isinstance(node, Metric)
+
+
 def walk(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Metric]]:
     """Flatten a metric tree into (dotted path, Metric) pairs, in insertion order."""
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Metric):
-            yield path, value
-        elif isinstance(value, Mapping):
-            yield from walk(value, path + ".")
+    return formatting.walk(tree, prefix, _is_metric)
 
 
 def tree_to_json(tree: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,7 +96,7 @@ def tree_to_json(tree: Mapping[str, Any]) -> dict[str, Any]:
 def tree_from_json(data: Mapping[str, Any]) -> MetricTree:
     out: MetricTree = {}
     for k, v in data.items():
-        if isinstance(v, Mapping) and "value" in v and "kind" in v:
+        if formatting.is_json_leaf(v):
             out[k] = Metric.from_json(v)
         elif isinstance(v, Mapping):
             out[k] = tree_from_json(v)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pytest_evals import formatting as fmt
 from pytest_evals.aggregate import Metric, walk
 from pytest_evals.errors import SuiteConfigError
 
@@ -42,9 +43,8 @@ class GateResult:
         return asdict(self)
 
     def describe(self) -> str:
-        sign = ">=" if self.op == "min" else "<="
-        shown = "undefined" if self.value is None else f"{self.value:.4g}"
-        text = f"{self.metric} = {shown}, required {sign} {self.threshold:g}"
+        required = f"{fmt.sign(self.op)} {fmt.threshold(self.threshold)}"
+        text = f"{self.metric} = {fmt.gate_value(self.value)}, required {required}"
         return f"{text} ({self.reason})" if self.reason else text
 
 

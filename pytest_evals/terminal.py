@@ -4,31 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals import formatting as fmt
 from pytest_evals.aggregate import Metric, walk
-from pytest_evals.gates import GateResult
 
 if TYPE_CHECKING:
     from pytest_evals.aggregator import Aggregator
+    from pytest_evals.gates import GateResult
     from pytest_evals.summary import SuiteSummary
 
 
 def fmt_metric(metric: Metric) -> tuple[str, str]:
-    if metric.value is None:
-        return "undefined", ""
-    if metric.kind == "count":
-        return f"{int(metric.value)}", ""
-    value = f"{metric.value:.3f}"
-    ci = f"[{metric.ci[0]:.3f}, {metric.ci[1]:.3f}]" if metric.ci else ""
-    return value, ci
+    """(value, interval) texts of a metric, as every output of the run shows them."""
+    low, high = metric.ci if metric.ci else (None, None)
+    value = fmt.metric_value(metric.value, metric.kind, metric.reason)
+    return value, fmt.metric_interval(metric.value, metric.kind, low, high)
 
 
 def gates_by_metric(gates: list[GateResult]) -> dict[str, list[GateResult]]:
     """Gates keyed by the metric they read (``x.ci_low`` gates belong to ``x``)."""
-    out: dict[str, list[GateResult]] = {}
-    for g in gates:
-        base = g.metric.rsplit(".", 1)[0] if g.metric.endswith((".ci_low", ".ci_high")) else g.metric
-        out.setdefault(base, []).append(g)
-    return out
+    return fmt.gates_by_metric(gates)
 
 
 def suite_rows(s: SuiteSummary, verbose: bool) -> tuple[list[tuple[str, str, str, str, str]], int]:
@@ -45,14 +39,7 @@ def suite_rows(s: SuiteSummary, verbose: bool) -> tuple[list[tuple[str, str, str
             hidden += 1
             continue
         value, ci = fmt_metric(metric)
-        if metric.value is None and metric.reason:
-            value = f"undefined ({metric.reason.removeprefix('undefined: ')})"
-        gate_text, result = "", ""
-        for g in by_metric.get(path, []):
-            sign = ">=" if g.op == "min" else "<="
-            target = g.metric[len(path) + 1 :] or "value"
-            gate_text += (", " if gate_text else "") + (f"{target} {sign} {g.threshold:g}" if target != "value" else f"{sign} {g.threshold:g}")
-            result = "FAIL" if (result == "FAIL" or not g.passed) else "pass"
+        gate_text, result = fmt.gate_cells(path, by_metric.get(path, []))
         rows.append((path, value, ci, gate_text, result))
     return rows, hidden
 

@@ -1,8 +1,9 @@
 """Build the red-team viewer: one self-contained HTML file, no server, no network.
 
-The page is a template, a stylesheet and a script shipped with the package, plus the
-runs as JSON in a ``<script type="application/json">`` block. The JSON has ``<``, ``>``
-and ``&`` escaped, so no string in the data (``</script>``, ``<!--``) can end the block;
+The page is a Jinja2 template (``templates/viewer.html.jinja2``, autoescaped), a
+stylesheet and a script shipped with the package, plus the runs as JSON in a
+``<script type="application/json">`` block. The JSON has ``<``, ``>`` and ``&``
+escaped, so no string in the data (``</script>``, ``<!--``) can end the block;
 the script renders every value with ``textContent``; and a Content-Security-Policy
 allows only this page's own script and stylesheet (by hash), so even markup that slipped
 into the DOM could neither run nor load anything.
@@ -12,8 +13,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
-import json
 import os
 from collections.abc import Sequence
 from importlib import resources
@@ -23,6 +22,7 @@ from typing import Any
 from pytest_evals.redteam.loader import RunData, gc_paused, load_data_dir
 from pytest_evals.redteam.scoring import DEFAULT_PARTIAL, PartialScores
 from pytest_evals.redteam.viewdata import build_payload
+from pytest_evals.templating import render, script_json
 
 DATA_ELEMENT_ID = "viz-data"
 
@@ -33,14 +33,7 @@ def _asset(name: str) -> str:
 
 def embed_json(data: Any) -> str:
     """JSON safe to place inside ``<script type="application/json">`` (and valid JSON)."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return (
-        text.replace("&", "\\u0026")
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+    return script_json(data)
 
 
 def _sha256(text: str) -> str:
@@ -49,6 +42,8 @@ def _sha256(text: str) -> str:
 
 def render_html(payload: dict[str, Any], title: str = "Red-team runs") -> str:
     """The page; a payload with ``watch`` set may also fetch from its own origin (live data)."""
+    from markupsafe import Markup
+
     script = _asset("viewer.js")
     style = _asset("viewer.css")
     connect = "connect-src 'self'; " if payload.get("watch") else ""
@@ -58,15 +53,18 @@ def render_html(payload: dict[str, Any], title: str = "Red-team runs") -> str:
         f"style-src '{_sha256(style)}'; "
         f"{connect}img-src data:; base-uri 'none'; form-action 'none'"
     )
-    template = _asset("viewer.html")
-    return (
-        template.replace("{{CSP}}", html.escape(csp, quote=False))
-        .replace("{{TITLE}}", html.escape(title))
-        .replace("{{STYLE}}", style)
-        .replace("{{DATA_ID}}", DATA_ELEMENT_ID)
-        # The data goes in last: it is the only part that may contain "{{...}}" text.
-        .replace("{{SCRIPT}}", script)
-        .replace("{{DATA}}", embed_json(payload))
+    # The policy is ours (constants and base64 digests) and keeps its quotes literal,
+    # as CSP readers and the tests expect; nothing in it can leave the attribute.
+    assert not set(csp) & set('"<>&'), csp
+    return render(
+        "pytest_evals.redteam",
+        "viewer.html.jinja2",
+        csp=Markup(csp),
+        title=title,
+        style=style,
+        script=script,
+        data_id=DATA_ELEMENT_ID,
+        data=payload,
     )
 
 

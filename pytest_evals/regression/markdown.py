@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_evals import formatting as fmt
+
 #: Flipped cases listed per suite and direction before "... and N more".
 MAX_FLIPS = 20
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
@@ -24,28 +26,10 @@ def cell(value: Any, limit: int = 160) -> str:
     return _SPECIAL.sub(r"\\\1", text)
 
 
-def _num(value: Any) -> str:
-    if value is None:
-        return "undefined"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return [*lines, ""]
-
-
-def _walk(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Mapping[str, Any]]]:
-    out: list[tuple[str, Mapping[str, Any]]] = []
-    for key, value in tree.items():
-        if isinstance(value, Mapping) and "value" in value and "kind" in value:
-            out.append((prefix + key, value))
-        elif isinstance(value, Mapping):
-            out += _walk(value, prefix + key + ".")
-    return out
 
 
 def _suite(s: Mapping[str, Any]) -> list[str]:
@@ -57,17 +41,15 @@ def _suite(s: Mapping[str, Any]) -> list[str]:
         f"{c.get('errors', 0)} errors" + (f", {c['skipped']} skipped" if c.get("skipped") else "")
     )
     lines.append("")
-    gated = {g.get("metric", "").removesuffix(".ci_low").removesuffix(".ci_high") for g in s.get("gates", [])}
+    gated = fmt.gates_by_metric(s.get("gates") or [])
     rows = []
-    for path, m in _walk(s.get("metrics") or {}):
+    for path, m in fmt.walk(s.get("metrics") or {}):
         if "." in path and path not in gated:
             continue
-        ci = f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}]" if m.get("ci_low") is not None else ""
-        gates = [g for g in s.get("gates", []) if g.get("metric", "").startswith(path)
-                 and g.get("metric", "")[len(path):] in ("", ".ci_low", ".ci_high")]
-        gate_text = ", ".join(f"{'≥' if g['op'] == 'min' else '≤'} {g['threshold']:g}" for g in gates)
-        result = "" if not gates else ("pass" if all(g.get("passed") for g in gates) else "**FAIL**")
-        rows.append([cell(path), _num(m.get("value")), ci, gate_text, result])
+        value = fmt.metric_value(m.get("value"), m.get("kind"), m.get("reason"))
+        ci = fmt.metric_interval(m.get("value"), m.get("kind"), m.get("ci_low"), m.get("ci_high"))
+        gate_text, result = fmt.gate_cells(path, gated.get(path, []), unicode=True)
+        rows.append([cell(path), cell(value), ci, cell(gate_text), "**FAIL**" if result == "FAIL" else result])
     if rows:
         lines += _table(["metric", "value", "95% CI", "gate", "result"], rows)
     block = s.get("baseline")
@@ -90,11 +72,11 @@ def _baseline(block: Mapping[str, Any]) -> list[str]:
     lines.append("")
     rows = []
     for g in block.get("gates", []):
-        ci = f"[{g['ci_low']:+.4f}, {g['ci_high']:+.4f}]" if g.get("ci_low") is not None else ""
-        change = f"{g['baseline']:.4f} → {g['current']:.4f} ({g['diff']:+.4f})" if g.get("diff") is not None else ""
-        p = f"{g['p_value']:.3g}" if g.get("p_value") is not None else ""
+        ci = fmt.signed_interval(g.get("ci_low"), g.get("ci_high"))
+        change = fmt.change(g.get("baseline"), g.get("current"), g.get("diff"))
+        p = fmt.p_value(g.get("p_value"))
         status = {"failed": "**FAIL**", "passed": "pass", "skipped": "skipped"}.get(g.get("status", ""), g.get("status", ""))
-        rows.append([cell(g.get("metric")), f"{g.get('op', '').replace('_', ' ')} {g.get('margin', 0):g}", change, ci, p, status])
+        rows.append([cell(g.get("metric")), fmt.margin(str(g.get("op", "")), g.get("margin", 0)), change, ci, p, status])
     if rows:
         lines += _table(["metric", "gate", "change", "95% CI of change", "p", "result"], rows)
     for key, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):

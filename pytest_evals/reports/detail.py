@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_evals.reports.escape import finite
+from pytest_evals.strictjson import finite
 
 Level = Literal["full", "summary"]
 

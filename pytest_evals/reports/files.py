@@ -33,10 +33,10 @@ from typing import Any
 
 import pytest
 
+from pytest_evals import formatting as fmt
 from pytest_evals import strictjson
 from pytest_evals.outputs import atomic_write, folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
-from pytest_evals.reports.summary_html import flatten
 from pytest_evals.results import CaseResult
 
 
@@ -91,13 +91,9 @@ def case_rows(results: Sequence[CaseResult]) -> tuple[list[str], list[dict[str, 
 
 
 def aggregate_rows(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
-    gates: dict[str, list[Mapping[str, Any]]] = {}
-    for g in suite.get("gates") or []:
-        metric = str(g["metric"])
-        base = metric.rsplit(".", 1)[0] if metric.endswith((".ci_low", ".ci_high")) else metric
-        gates.setdefault(base, []).append(g)
+    gates = fmt.gates_by_metric(suite.get("gates") or [])
     rows = []
-    for path, leaf in flatten(suite.get("metrics") or {}):
+    for path, leaf in fmt.walk(suite.get("metrics") or {}):
         own = gates.get(path, [])
         rows.append(
             {
@@ -108,7 +104,7 @@ def aggregate_rows(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "ci_high": leaf.get("ci_high"),
                 "n": leaf.get("n"),
                 "reason": leaf.get("reason"),
-                "gate": "; ".join(f"{g['metric']} {'>=' if g['op'] == 'min' else '<='} {g['threshold']:g}" for g in own),
+                "gate": "; ".join(fmt.gate_line(g) for g in own),
                 "gate_passed": (all(g["passed"] for g in own) if own else None),
             }
         )

@@ -2,7 +2,7 @@
 
 pytest-html 4 builds its table in the browser from HTML strings it stores per row (it
 does not escape the test id) and inserts "html" extras and logs as markup. So this
-plugin writes every cell itself, escaped; keeps case details out of pytest-html's row
+plugin writes every cell itself, from ``templates/cells.jinja2`` (autoescaped); keeps case details out of pytest-html's row
 data, in the compact store of :mod:`pytest_evals.reports.store`, rendered with text
 nodes by ``assets/report.js`` when a row is opened (and only when it scrolls into
 view, so a report of 35,000 rows opens quickly); drops the failure text from a case
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from pytest_evals.reports.detail import Level, build_entry
-from pytest_evals.reports.escape import text
 from pytest_evals.reports.store import DetailStore
 from pytest_evals.results import REPORT_ATTR
+from pytest_evals.templating import macros
 
 if TYPE_CHECKING:
     from pytest_evals.reports.state import ReportState
@@ -46,14 +46,24 @@ _TEST_ID_CELL = re.compile(r'^<td class="col-testId">.*</td>$', re.S)
 _PLAIN_CELL = re.compile(r'^<td class="(col-result|col-duration|col-links)">(.*)</td>$', re.S)
 
 
+_PACKAGE = "pytest_evals.reports"
+
+
+def _cells() -> Any:
+    return macros(_PACKAGE, "cells.jinja2")
+
+
 def header_cells() -> list[str]:
-    cells = []
-    for key, label, sortable in _COLUMNS:
-        if sortable:
-            cells.append(f'<th class="sortable" data-column-type="{key}">{label}</th>')
-        else:
-            cells.append(f"<th>{label}</th>")
-    return cells
+    cells = _cells()
+    return [str(cells.header(key, label, sortable)) for key, label, sortable in _COLUMNS]
+
+
+def case_cells(suite: str, key: int, data: dict[str, Any]) -> list[str]:
+    """The plugin's cells of a case row (one template call, split into cells)."""
+    row = str(_cells().row(suite, key, data.get("case_id"), data.get("task"),
+                           scores_text(data.get("scores") or {}), verdict_text(data)))
+    # Autoescaped text never contains "<", so "</td>" only ends the template's cells.
+    return [cell + "</td>" for cell in row.split("</td>")[:-1]]
 
 
 def _fmt_score(value: Any) -> str:
@@ -164,12 +174,12 @@ class HtmlReport:
             if isinstance(cell, str) and _TEST_ID_CELL.match(cell):
                 # pytest-html inserts the node id unescaped; a case id from the data
                 # could otherwise carry markup into the page.
-                cells[i] = f"<td class=col-testId>{text(test_id)}</td>"
+                cells[i] = str(_cells().test_id(test_id))
                 at = i + 1
                 break
         data = getattr(report, REPORT_ATTR, None)
         if not isinstance(data, dict):
-            cells[at:at] = [f"<td class=col-{key}></td>" for key, _, _ in _COLUMNS]
+            cells[at:at] = [str(_cells().empty(key)) for key, _, _ in _COLUMNS]
             return
         details = self.pending_details.pop(report.nodeid, None)
         if details is not None:
@@ -194,14 +204,9 @@ class HtmlReport:
         for i, cell in enumerate(cells):
             m = _PLAIN_CELL.match(cell) if isinstance(cell, str) else None
             if m:  # the same cell without quotes: 10 bytes less per cell once escaped
-                cells[i] = f"<td class={m.group(1)}>{m.group(2)}</td>"
-        cells[at:at] = [
-            f"<td class=col-suite>{text(suite.name)}</td>",
-            f"<td class=col-case data-k={key}>{text(data.get('case_id'))}</td>",
-            f"<td class=col-task>{text(data.get('task'))}</td>",
-            f"<td class=col-scores>{text(scores_text(data.get('scores') or {}))}</td>",
-            f"<td class=col-verdict>{text(verdict_text(data))}</td>",
-        ]
+                # m.group(2) is pytest-html's own markup for its cell, kept as it was.
+                cells[i] = str(_cells().plain(m.group(1), m.group(2)))
+        cells[at:at] = case_cells(suite.name, key, data)
         counts["rows"] += 1
         self.rows_bytes += _estimate_row([str(c) for c in cells])
         self.rows_kept += 1
@@ -228,7 +233,8 @@ class HtmlReport:
         if not isinstance(getattr(report, REPORT_ATTR, None), dict):
             return
         # The failure text is the case's message, shown in its detail; keep only captured
-        # output (already escaped by pytest-html), capped.
+        # output (already escaped by pytest-html), capped. The failure text is escaped the
+        # way pytest-html escaped it, to recognise it (nothing here is written as HTML).
         longrepr = html_lib.escape(report.longreprtext) + "\n" if report.longreprtext else None
         kept = [d for d in data if d != longrepr and d != "No log output captured."]
         limit = self.state.log_chars
@@ -250,25 +256,27 @@ class HtmlReport:
 
     # -- summary ------------------------------------------------------------------------
     def summary_html(self) -> str:
+        from markupsafe import Markup
+
         from pytest_evals.reports.summary_html import case_list, run_section
 
         run = self.state.run_summary()
-        parts = [f"<style>{asset('report.css')}</style>"]
+        section = ""
         if run is not None:
             report_dir = self.state.report_dir
-            parts.append(
-                run_section(
-                    run,
-                    self.state.plots(),
-                    self.detail_counts,
-                    str(report_dir) if report_dir else None,
-                    self.config.getoption("evals_json", None),
-                )
+            section = run_section(
+                run,
+                self.state.plots(),
+                self.detail_counts,
+                str(report_dir) if report_dir else None,
+                self.config.getoption("evals_json", None),
             )
-        parts.append(case_list(self.store.count, self.dropped))
-        parts.append(self.store.html(strip_video=not self.has_video, dropped=self.dropped))
-        parts.append(f"<script>{asset('report.js')}</script>")
-        return "".join(parts)
+        page = macros(_PACKAGE, "report_summary.jinja2")
+        # Markup rendered by this package's templates, escaped there; the store's payload
+        # (megabytes) is joined in once, not passed through a template.
+        opening, payload, closing = self.store.html_parts(strip_video=not self.has_video, dropped=self.dropped)
+        before = page.before(asset("report.css"), Markup(section), Markup(case_list(self.store.count, self.dropped)))
+        return "".join((before, opening, payload, closing, page.after(asset("report.js"))))
 
 
 def html_path(config: pytest.Config) -> Path | None:

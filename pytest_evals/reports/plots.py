@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_evals.formatting import is_json_leaf
+
 MAX_PANELS = 6
 MAX_BARS = 24
 MAX_LABELS = 30
@@ -58,8 +60,7 @@ class BarChart:
     gates: list[tuple[int, float]] = field(default_factory=list)
 
 
-def _is_leaf(node: Any) -> bool:
-    return isinstance(node, Mapping) and "value" in node and "kind" in node
+_is_leaf = is_json_leaf
 
 
 def _nodes(tree: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Mapping[str, Any]]]:

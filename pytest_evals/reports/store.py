@@ -15,7 +15,7 @@ import base64
 import json
 import zlib
 
-from pytest_evals.reports.escape import script_json
+from pytest_evals.templating import macros, script_json
 
 #: Below this many bytes of JSON lines the store is embedded uncompressed.
 RAW_LIMIT = 1_000_000
@@ -70,18 +70,15 @@ class DetailStore:
             self._raw = None
         return self._final
 
-    def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
-        import html as html_lib
-
+    def html_parts(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> tuple[str, str, str]:
+        """(opening tag, payload, closing tag) of the store's element, to be joined once."""
         encoding, payload = self.finish()
-        extra = ' data-strip-video="1"' if strip_video else ""
-        if dropped:
-            extra += f' data-dropped="{html_lib.escape(json.dumps(dropped))}"'
         # payload is script-safe: JSON lines went through script_json, base64 has no "<".
-        return (
-            f'<script type="application/json" id="evals-case-data" data-encoding="{encoding}" '
-            f'data-count="{self.count}"{extra}>{payload}</script>'
-        )
+        element = macros("pytest_evals.reports", "case_store.jinja2")
+        return str(element.opening(encoding, self.count, strip_video, dropped or None)), payload, str(element.closing())
+
+    def html(self, *, strip_video: bool = False, dropped: dict[str, int] | None = None) -> str:
+        return "".join(self.html_parts(strip_video=strip_video, dropped=dropped))
 
 
 def decode(encoding: str, payload: str) -> list[dict[str, object]]:

@@ -4,7 +4,8 @@ Per suite: the verdict, case counts, the aggregate table (value, 95% interval, n
 result: the numbers of the terminal and of ``--evals-json``, each cell also carrying
 the exact value in a data attribute), the gates, problems, how much case detail the
 report holds, and the plots. Above the suites: the model and judge, requests, cache
-hits, tokens and cost. Every value from a suite, a case or a model is escaped.
+hits, tokens and cost. This module picks and formats the values
+(:mod:`pytest_evals.formatting`); ``templates/summary.jinja2`` lays them out, escaped.
 """
 
 from __future__ import annotations
@@ -14,126 +15,75 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_evals.reports.escape import text
+from pytest_evals import formatting as fmt
 from pytest_evals.reports.plots import Plot
+from pytest_evals.templating import macros
 
 _SECRET_WORDS = ("api_key", "apikey", "secret", "password", "authorization")
-
-
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Mapping[str, Any]]]:
-    """(dotted path, leaf) pairs of a JSON metric tree, in order."""
-    for key, node in tree.items():
-        path = f"{prefix}{key}"
-        if isinstance(node, Mapping) and "value" in node and "kind" in node:
-            yield path, node
-        elif isinstance(node, Mapping):
-            yield from flatten(node, path + ".")
-
-
-def fmt_value(leaf: Mapping[str, Any]) -> str:
-    value = leaf.get("value")
-    if value is None:
-        reason = str(leaf.get("reason") or "").removeprefix("undefined: ")
-        return f"undefined ({reason})" if reason else "undefined"
-    if leaf.get("kind") == "count":
-        return f"{int(value)}"
-    return f"{value:.3f}"
-
-
-def fmt_ci(leaf: Mapping[str, Any]) -> str:
-    if leaf.get("value") is None or "ci_low" not in leaf:
-        return ""
-    return f"[{leaf['ci_low']:.3f}, {leaf['ci_high']:.3f}]"
-
-
-def _data(value: Any) -> str:
-    return text(json.dumps(value))
-
-
-def _gates_by_metric(gates: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for g in gates:
-        metric = str(g["metric"])
-        base = metric.rsplit(".", 1)[0] if metric.endswith((".ci_low", ".ci_high")) else metric
-        out.setdefault(base, []).append(g)
-    return out
-
-
-def _gate_text(path: str, gates: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-    parts, result = [], ""
-    for g in gates:
-        sign = ">=" if g["op"] == "min" else "<="
-        target = str(g["metric"])[len(path) + 1 :]
-        parts.append(f"{target} {sign} {g['threshold']:g}" if target else f"{sign} {g['threshold']:g}")
-        result = "FAIL" if (result == "FAIL" or not g["passed"]) else "pass"
-    return ", ".join(parts), result
-
-
-def _metric_row(path: str, leaf: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> str:
-    gate, result = _gate_text(path, gates)
-    low, high = leaf.get("ci_low"), leaf.get("ci_high")
-    cls = {"pass": " class=evals-pass", "FAIL": " class=evals-fail"}.get(result, "")
-    return (
-        f'<tr data-metric="{text(path)}"><th>{text(path)}</th>'
-        f'<td class=evals-v data-value="{_data(leaf.get("value"))}">{text(fmt_value(leaf))}</td>'
-        f'<td class=evals-ci data-low="{_data(low)}" data-high="{_data(high)}">{text(fmt_ci(leaf))}</td>'
-        f'<td class=evals-n>{text(leaf.get("n", ""))}</td>'
-        f"<td class=evals-gate>{text(gate)}</td><td{cls}>{text(result)}</td></tr>"
-    )
-
-
-_METRIC_HEAD = "<tr><th>metric</th><th>value</th><th>95% CI</th><th>n</th><th>gate</th><th>result</th></tr>"
-
-
-def metrics_table(suite: Mapping[str, Any]) -> str:
-    gates = _gates_by_metric(suite.get("gates") or [])
-    top: list[str] = []
-    nested: list[str] = []
-    for path, leaf in flatten(suite.get("metrics") or {}):
-        row = _metric_row(path, leaf, gates.get(path, []))
-        (nested if "." in path and path not in gates else top).append(row)
-    html = f"<table class=evals-metrics>{_METRIC_HEAD}{''.join(top)}</table>"
-    if nested:
-        html += (
-            f"<details class=evals-nested><summary>{len(nested)} nested metrics "
-            f"(per class, per task, baselines...)</summary>"
-            f"<table class=evals-metrics>{_METRIC_HEAD}{''.join(nested)}</table></details>"
-        )
-    return html
-
-
-def gates_table(suite: Mapping[str, Any]) -> str:
-    gates = suite.get("gates") or []
-    if not gates:
-        return "<p class=evals-note>No gates: this suite reports its metrics without a pass/fail threshold.</p>"
-    rows = []
-    for g in gates:
-        sign = ">=" if g["op"] == "min" else "<="
-        value = "undefined" if g.get("value") is None else f"{g['value']:.4g}"
-        verdict = "pass" if g["passed"] else "FAIL"
-        rows.append(
-            f'<tr data-gate="{text(g["metric"])}"><th>{text(g["metric"])}</th>'
-            f'<td>{text(sign)} {text(format(g["threshold"], "g"))}</td>'
-            f'<td data-value="{_data(g.get("value"))}">{text(value)}</td>'
-            f'<td class=evals-{"pass" if g["passed"] else "fail"}>{verdict}</td>'
-            f'<td>{text(g.get("reason") or "")}</td></tr>'
-        )
-    head = "<tr><th>gate</th><th>required</th><th>value</th><th>result</th><th>note</th></tr>"
-    return f"<table class=evals-gates>{head}{''.join(rows)}</table>"
-
+_PACKAGE = "pytest_evals.reports"
+_TEMPLATE = "summary.jinja2"
 
 #: Flipped cases shown per direction in a suite's "vs baseline" section (all in the JSON).
 BASELINE_FLIPS = 200
 
 
-def baseline_section(suite: Mapping[str, Any]) -> str:
-    """This run against ``--evals-baseline``: the regression gates with their paired
-    tests, then the cases that flipped, the baseline's evidence beside this run's."""
-    block = suite.get("baseline")
-    if not block:
-        return ""
-    if block.get("error"):
-        return f"<div class=evals-baseline><h4>vs baseline</h4><p class=evals-fail>{text(block['error'])}</p></div>"
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """(dotted path, leaf) pairs of a JSON metric tree, in order."""
+    return fmt.walk(tree, prefix)
+
+
+def fmt_value(leaf: Mapping[str, Any]) -> str:
+    return fmt.metric_value(leaf.get("value"), leaf.get("kind"), leaf.get("reason"))
+
+
+def fmt_ci(leaf: Mapping[str, Any]) -> str:
+    return fmt.metric_interval(leaf.get("value"), leaf.get("kind"), leaf.get("ci_low"), leaf.get("ci_high"))
+
+
+def _html(name: str, *args: Any) -> str:
+    return str(getattr(macros(_PACKAGE, _TEMPLATE), name)(*args))
+
+
+# -- what each part shows ------------------------------------------------------------------
+
+
+def metric_rows(suite: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(top-level and gated rows, nested rows) of a suite's metric table."""
+    gates = fmt.gates_by_metric(suite.get("gates") or [])
+    top: list[dict[str, Any]] = []
+    nested: list[dict[str, Any]] = []
+    for path, leaf in flatten(suite.get("metrics") or {}):
+        gate, result = fmt.gate_cells(path, gates.get(path, []))
+        row = {
+            "path": path,
+            "value": leaf.get("value"),
+            "value_text": fmt_value(leaf),
+            "low": leaf.get("ci_low"),
+            "high": leaf.get("ci_high"),
+            "ci_text": fmt_ci(leaf),
+            "n": leaf.get("n", ""),
+            "gate": gate,
+            "result": result,
+        }
+        (nested if "." in path and path not in gates else top).append(row)
+    return top, nested
+
+
+def gate_rows(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "metric": g["metric"],
+            "required": f"{fmt.sign(g['op'])} {fmt.threshold(g['threshold'])}",
+            "value": g.get("value"),
+            "value_text": fmt.gate_value(g.get("value")),
+            "passed": bool(g["passed"]),
+            "reason": g.get("reason") or "",
+        }
+        for g in suite.get("gates") or []
+    ]
+
+
+def baseline_view(block: Mapping[str, Any]) -> dict[str, Any]:
     notes = [f"{int(block.get('paired', 0)):,} paired cases"]
     for key, label in (("unpaired_current", "only in this run"), ("unpaired_baseline", "only in the baseline"),
                        ("error_in_one_run", "erroring in one run")):
@@ -141,61 +91,40 @@ def baseline_section(suite: Mapping[str, Any]) -> str:
             notes.append(f"{len(block[key]):,} {label}")
     if block.get("note"):
         notes.append(str(block["note"]))
-    rows = []
-    for g in block.get("gates") or []:
-        change = ""
-        if g.get("diff") is not None:
-            change = f"{g['baseline']:.4f} → {g['current']:.4f} ({g['diff']:+.4f})"
-        ci = f"[{g['ci_low']:+.4f}, {g['ci_high']:+.4f}]" if g.get("ci_low") is not None else ""
-        p = f"{g['p_value']:.3g}" if g.get("p_value") is not None else ""
-        status = str(g.get("status", ""))
-        rows.append(
-            f'<tr data-regression="{text(g.get("metric"))}"><th>{text(g.get("metric"))}</th>'
-            f"<td>{text(str(g.get('op', '')).replace('_', ' '))} {text(format(g.get('margin', 0), 'g'))}</td>"
-            f"<td>{text(change)}</td><td>{text(ci)}</td><td>{text(p)}</td><td>{text(g.get('method', ''))}</td>"
-            f'<td class=evals-{"fail" if status == "failed" else "pass"}>{text(status)}</td>'
-            f"<td>{text(g.get('reason') or '')}</td></tr>"
-        )
-    head = ("<tr><th>metric</th><th>gate</th><th>change</th><th>95% CI of change</th><th>p</th>"
-            "<th>test</th><th>result</th><th>note</th></tr>")
-    gates = f"<table class=evals-regressions>{head}{''.join(rows)}</table>" if rows else ""
+    gates = [
+        {
+            "metric": g.get("metric"),
+            "gate": fmt.margin(str(g.get("op", "")), g.get("margin", 0)),
+            "change": fmt.change(g.get("baseline"), g.get("current"), g.get("diff")),
+            "ci": fmt.signed_interval(g.get("ci_low"), g.get("ci_high")),
+            "p": fmt.p_value(g.get("p_value")),
+            "method": g.get("method", ""),
+            "status": str(g.get("status", "")),
+            "reason": g.get("reason") or "",
+        }
+        for g in block.get("gates") or []
+    ]
     flips = []
     for key, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
         cases = block.get(key) or []
-        if not cases:
-            continue
-        body = "".join(
-            f'<tr data-flip="{text(c.get("case_id"))}"><th>{text(c.get("case_id"))}</th>'
-            f"<td>{text(c.get('baseline'))}<br>{text(c.get('baseline_message') or '')}</td>"
-            f"<td>{text(c.get('current'))}<br>{text(c.get('message') or '')}</td></tr>"
-            for c in cases[:BASELINE_FLIPS]
-        )
-        more = f"<p class=evals-note>… and {len(cases) - BASELINE_FLIPS:,} more in the JSON summary</p>" if len(cases) > BASELINE_FLIPS else ""
-        flips.append(
-            f"<details class=evals-flips data-kind={key}><summary>{title}: {len(cases):,}</summary>"
-            f"<table><tr><th>case</th><th>baseline</th><th>this run</th></tr>{body}</table>{more}</details>"
-        )
-    return (
-        f"<div class=evals-baseline><h4>vs baseline</h4><p class=evals-note>{text('; '.join(notes))}</p>"
-        + gates + "".join(flips) + "</div>"
-    )
+        if cases:
+            flips.append({"key": key, "title": title, "total": len(cases), "cases": cases[:BASELINE_FLIPS],
+                          "more": max(0, len(cases) - BASELINE_FLIPS)})
+    return {"error": block.get("error"), "note": "; ".join(notes), "gates": gates, "flips": flips}
 
 
-def counts_line(suite: Mapping[str, Any]) -> str:
+def counts_view(suite: Mapping[str, Any]) -> dict[str, Any]:
     c = suite.get("cases") or {}
     kinds = c.get("errors_by_kind") or {}
-    by_kind = f" ({', '.join(f'{k}: {v}' for k, v in kinds.items())})" if kinds else ""
-    return (
-        f"<p class=evals-counts data-total={int(c.get('total', 0))}>{int(c.get('total', 0)):,} cases: "
-        f"<span class=evals-pass>{int(c.get('passed', 0)):,} passed</span>, "
-        f"<span class=evals-fail>{int(c.get('failed', 0)):,} failed</span>, "
-        f"{int(c.get('errors', 0)):,} errors{text(by_kind)}, {int(c.get('skipped', 0)):,} skipped</p>"
-    )
+    return {
+        **{k: int(c.get(k, 0)) for k in ("total", "passed", "failed", "errors", "skipped")},
+        "by_kind": f" ({', '.join(f'{k}: {v}' for k, v in kinds.items())})" if kinds else "",
+    }
 
 
-def detail_line(counts: Mapping[str, int] | None) -> str:
+def detail_view(counts: Mapping[str, int] | None) -> dict[str, Any] | None:
     if not counts:
-        return ""
+        return None
     full, summary, over = counts.get("full", 0), counts.get("summary", 0), counts.get("over_budget", 0)
     rows = counts.get("rows", 0)
     parts = [f"{rows:,} case(s) with a row in the results table", f"full detail for {full:,} case(s)"]
@@ -206,50 +135,15 @@ def detail_line(counts: Mapping[str, int] | None) -> str:
             f"{over:,} case(s) summarised because the report reached its size budget "
             "(evals_html_max_mb)"
         )
-    return (
-        f"<p class=evals-detail-counts data-rows={rows} data-full={full} data-summary={summary} data-over={over}>"
-        f"Cases: {text('; '.join(parts))}. Every case in full: results.jsonl of --evals-report-dir.</p>"
-    )
+    return {"rows": rows, "full": full, "summary": summary, "over": over, "text": "; ".join(parts)}
 
 
-def plot_figures(plots: Sequence[Plot]) -> str:
-    if not plots:
-        return ""
-    figures = []
-    for p in plots:
-        # An SVG shown through <img> cannot run script, whatever labels it holds.
-        src = "data:image/svg+xml;base64," + base64.b64encode(p.svg).decode("ascii")
-        figures.append(
-            f'<figure class=evals-plot data-plot="{text(p.name)}"><img alt="{text(p.title)}" src="{src}">'
-            f"<figcaption>{text(p.title)}</figcaption></figure>"
-        )
-    return f"<div class=evals-plots>{''.join(figures)}</div>"
-
-
-def suite_section(
-    suite: Mapping[str, Any], index: int, plots: Sequence[Plot], detail: Mapping[str, int] | None
-) -> str:
-    verdict = "PASSED" if suite.get("passed") else "FAILED"
-    cls = "evals-pass" if suite.get("passed") else "evals-fail"
-    problems = "".join(f"<li>{text(p)}</li>" for p in suite.get("problems") or [])
-    warnings = "".join(f"<li>Warning: {text(w)}</li>" for w in suite.get("warnings") or [])
-    generated = suite.get("generated_path")
-    return (
-        f'<section class=evals-suite id=evals-suite-{index} data-suite="{text(suite.get("suite"))}">'
-        f'<h3><span class="{cls} evals-verdict">{verdict}</span> {text(suite.get("name"))} '
-        f'<small>[{text(suite.get("task"))}] {text(suite.get("suite"))}</small></h3>'
-        + (f"<p class=evals-what>{text(suite.get('what'))}</p>" if suite.get("what") else "")
-        + counts_line(suite)
-        + metrics_table(suite)
-        + gates_table(suite)
-        + baseline_section(suite)
-        + (f"<ul class=evals-problems>{problems}</ul>" if problems else "")
-        + (f"<ul class=evals-warnings>{warnings}</ul>" if warnings else "")
-        + (f"<p class=evals-note>Generated outputs: {text(generated)}</p>" if generated else "")
-        + detail_line(detail)
-        + plot_figures(plots)
-        + "</section>"
-    )
+def plot_views(plots: Sequence[Plot]) -> list[dict[str, str]]:
+    # An SVG shown through <img> cannot run script, whatever labels it holds.
+    return [
+        {"name": p.name, "title": p.title, "src": "data:image/svg+xml;base64," + base64.b64encode(p.svg).decode("ascii")}
+        for p in plots
+    ]
 
 
 def _scalar(value: Any) -> str:
@@ -262,20 +156,69 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def llm_section(llm: Mapping[str, Any] | None) -> str:
+def llm_view(llm: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not llm:
-        return ""
-    rows = []
-    for key, value in llm.items():
-        if key == "judge_line" or value is None or value == "" or any(w in key.lower() for w in _SECRET_WORDS):
-            continue
-        rows.append(f'<tr data-key="{text(key)}"><th>{text(key)}</th><td>{text(_scalar(value))}</td></tr>')
-    line = llm.get("judge_line")
-    head = f"<p class=evals-judge>{text(line)}</p>" if line else ""
-    return (
-        f"<div class=evals-llm><h3>Model, judge and usage</h3>{head}"
-        f"<details><summary>requests, cache, tokens, cost</summary><table class=evals-kv>{''.join(rows)}</table></details></div>"
-    )
+        return None
+    rows = [
+        (str(key), _scalar(value))
+        for key, value in llm.items()
+        if not (key == "judge_line" or value is None or value == "" or any(w in key.lower() for w in _SECRET_WORDS))
+    ]
+    return {"judge_line": llm.get("judge_line"), "rows": rows}
+
+
+def suite_view(
+    suite: Mapping[str, Any], index: int, plots: Sequence[Plot], detail: Mapping[str, int] | None
+) -> dict[str, Any]:
+    top, nested = metric_rows(suite)
+    block = suite.get("baseline")
+    return {
+        "index": index,
+        "suite": suite.get("suite"),
+        "name": suite.get("name"),
+        "task": suite.get("task"),
+        "what": suite.get("what"),
+        "passed": bool(suite.get("passed")),
+        "counts": counts_view(suite),
+        "metrics": top,
+        "nested": nested,
+        "gates": gate_rows(suite),
+        "baseline": baseline_view(block) if block else None,
+        "problems": list(suite.get("problems") or []),
+        "warnings": list(suite.get("warnings") or []),
+        "generated": suite.get("generated_path"),
+        "detail": detail_view(detail),
+        "plots": plot_views(plots),
+    }
+
+
+# -- the HTML of each part ----------------------------------------------------------------
+
+
+def metrics_table(suite: Mapping[str, Any]) -> str:
+    top, nested = metric_rows(suite)
+    return _html("metrics_table", top, nested)
+
+
+def gates_table(suite: Mapping[str, Any]) -> str:
+    return _html("gates_table", gate_rows(suite))
+
+
+def baseline_section(suite: Mapping[str, Any]) -> str:
+    """This run against ``--evals-baseline``: the regression gates with their paired
+    tests, then the cases that flipped, the baseline's evidence beside this run's."""
+    block = suite.get("baseline")
+    return _html("baseline_section", baseline_view(block)) if block else ""
+
+
+def counts_line(suite: Mapping[str, Any]) -> str:
+    return _html("counts_line", counts_view(suite))
+
+
+def suite_section(
+    suite: Mapping[str, Any], index: int, plots: Sequence[Plot], detail: Mapping[str, int] | None
+) -> str:
+    return _html("suite_section", suite_view(suite, index, plots, detail))
 
 
 def run_section(
@@ -286,33 +229,22 @@ def run_section(
     json_path: str | None,
 ) -> str:
     suites = list(summary.get("suites") or [])
-    verdict = "PASSED" if summary.get("passed") else "FAILED"
-    cls = "evals-pass" if summary.get("passed") else "evals-fail"
     files = []
     if json_path:
-        files.append(f"JSON summary: {text(json_path)}")
+        files.append(f"JSON summary: {json_path}")
     if report_dir:
-        files.append(f"result files: {text(report_dir)}")
-    note = summary.get("exit_note")
-    toc = "".join(
-        f'<li><a href="#evals-suite-{i}">{text(s.get("name"))}</a> '
-        f'<span class={"evals-pass" if s.get("passed") else "evals-fail"}>{"passed" if s.get("passed") else "FAILED"}</span></li>'
-        for i, s in enumerate(suites)
-    )
-    body = "".join(
-        suite_section(s, i, plots.get(str(s.get("suite")), []), detail.get(str(s.get("suite"))))
-        for i, s in enumerate(suites)
-    )
-    return (
-        f"<div id=evals-summary data-passed={'true' if summary.get('passed') else 'false'}>"
-        f"<h2>Evaluation summary: <span class={cls}>{verdict}</span></h2>"
-        f"<p>{len(suites)} suite(s). {' · '.join(files)}</p>"
-        + (f"<p class=evals-note>{text(note)}</p>" if note else "")
-        + f"<ul class=evals-toc>{toc}</ul>"
-        + llm_section(summary.get("llm"))
-        + body
-        + "</div>"
-    )
+        files.append(f"result files: {report_dir}")
+    run = {
+        "passed": bool(summary.get("passed")),
+        "files": " · ".join(files),
+        "note": summary.get("exit_note"),
+        "llm": llm_view(summary.get("llm")),
+        "suites": [
+            suite_view(s, i, plots.get(str(s.get("suite")), []), detail.get(str(s.get("suite"))))
+            for i, s in enumerate(suites)
+        ],
+    }
+    return _html("run_section", run)
 
 
 def case_list(count: int, dropped: Mapping[str, int]) -> str:
@@ -328,9 +260,4 @@ def case_list(count: int, dropped: Mapping[str, int]) -> str:
         if left_out
         else f"All {count:,} cases also have a row in the results table below."
     )
-    opened = " open" if left_out else ""
-    return (
-        f"<details id=evals-cases class=evals-cases{opened} data-count={count} data-left-out={left_out}>"
-        f"<summary><strong>Case list</strong> ({count:,} cases): search and filter every case</summary>"
-        f"<p class=evals-note>{text(note)}</p><div class=evals-cases-body></div></details>"
-    )
+    return _html("case_list", count, left_out, note)

@@ -6,13 +6,13 @@ import json
 import re
 
 from pytest_evals.reports.detail import Trim, build_entry, score_rows, section_of
-from pytest_evals.reports.escape import script_json, text
 from pytest_evals.reports.files import aggregate_rows, case_rows, folder_name, suite_folders
 from pytest_evals.reports.html import scores_text, verdict_text
 from pytest_evals.reports.plots import accuracy_charts, confusion_panels, score_values, suite_plots
 from pytest_evals.reports.store import DetailStore, decode
 from pytest_evals.reports.summary_html import counts_line, metrics_table
 from pytest_evals.results import CaseResult
+from pytest_evals.templating import environment, script_json
 
 
 def leaf(value: float | None, kind: str = "proportion", **extra: object) -> dict[str, object]:
@@ -24,7 +24,9 @@ def test_script_json_cannot_close_its_element() -> None:
     out = script_json(data)
     assert "<" not in out and ">" not in out and "&" not in out
     assert json.loads(out) == data
-    assert text('<img src=x onerror="a">') == "&lt;img src=x onerror=&quot;a&quot;&gt;"
+    # Templates escape every value for element content and quoted attributes.
+    page = environment("pytest_evals.reports").from_string('<p title="{{ v }}">{{ v }}</p>').render(v='<img src=x onerror="a">')
+    assert page == '<p title="&lt;img src=x onerror=&#34;a&#34;&gt;">&lt;img src=x onerror=&#34;a&#34;&gt;</p>'
 
 
 def test_sections_group_detail_keys() -> None:
