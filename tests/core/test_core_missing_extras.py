@@ -71,7 +71,7 @@ def test_a_subcommand_of_a_missing_extra_says_which(monkeypatch: pytest.MonkeyPa
     def needs_plots(args: argparse.Namespace) -> int:
         raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
 
-    def parser() -> argparse.ArgumentParser:
+    def parser(only: str | None = None) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(prog="pytest-evals")
         sub = p.add_subparsers(dest="command")
         sub.add_parser("plot").set_defaults(func=needs_plots)
