@@ -7,6 +7,7 @@ developer's ~/.cache. Subprocess pytest runs (pytester, xdist) inherit this envi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 # pytester restores ``sys.modules`` after each in-process run. numpy refuses to be
@@ -17,6 +18,13 @@ import numpy  # noqa: F401
 import pytest
 import scipy.special  # noqa: F401
 
+#: Third-party plugins of the development environment that the runs the tests start have
+#: no use for. Hypothesis' plugin imports all of Hypothesis in every run's terminal
+#: summary and anyio's imports trio: together about 2.5 s of CPU in each inner pytest
+#: process, and the suite starts a few hundred of them. Users' own installs are not
+#: what these runs test; every pytest_evals behaviour is unaffected.
+INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"
+
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
 
 
@@ -26,3 +34,18 @@ def _hermetic_model_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytes
         monkeypatch.delenv(name, raising=False)
     cache: Path = tmp_path_factory.mktemp("evals-cache")
     monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(cache))
+    # for the runs a test starts with subprocess (pytester drops it, see below)
+    monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytest's own ``pytester``, whose inner runs skip the plugins of INNER_ADDOPTS.
+
+    pytester deletes ``PYTEST_ADDOPTS`` when it starts; set it again for its runs, in
+    process and in subprocesses (xdist workers inherit it), and undo that before
+    pytester restores the environment.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+        yield pytester
