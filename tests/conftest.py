@@ -25,6 +25,24 @@ import scipy.special  # noqa: F401
 #: what these runs test; every pytest_evals behaviour is unaffected.
 INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"
 
+#: Files whose tests start several pytest processes each (two xdist workers, the offline
+#: embedder or BERTScore loaded again): measured the slowest, so they go first. Under
+#: ``-n 2`` a long test dealt out last keeps one worker busy while the other idles.
+SLOW_FILES = (
+    "batch/test_halueval_batch.py",
+    "batch/test_rag_batch.py",
+    "batch/test_options_cli.py",
+    "govuk/test_govuk_layout.py",
+    "halueval/test_halueval_example_suite.py",
+    "halueval/test_halueval_official.py",
+    "hardening/test_secrets.py",
+    "llm/test_secrets.py",
+    "harpia/test_harpia_run.py",
+    "harpia/test_harpia_suite.py",
+    "core/test_core_xdist.py",
+    "core/test_core_run_memory.py",
+)
+
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
 
 
@@ -49,3 +67,22 @@ def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
         yield pytester
+
+
+def _slowness(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow") is not None:
+        return 0
+    path = item.path.as_posix()
+    return 1 if any(path.endswith("tests/" + name) for name in SLOW_FILES) else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first (a stable sort: a file's tests stay together, in their order)."""
+    items.sort(key=_slowness)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist deals a quarter of the collection to each worker at the start; with tests
+    # this uneven, dealing one at a time is what keeps both workers busy to the end.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
