@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.cli import main
 from pytest_evals.llm.batch import ledger
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
@@ -78,8 +81,16 @@ def test_bad_options_name_what_is_wrong(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--evals-batch needs the response cache*"])
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest_evals.cli", "batch", *args], capture_output=True, text=True, timeout=120)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The same command in this process (``python -m`` is checked once, by the first status)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["batch", *args])
+    return subprocess.CompletedProcess(["pytest-evals", "batch", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_cli_status_and_cancel(
@@ -101,7 +112,7 @@ def test_cli_status_and_cancel(
         assert time.monotonic() < deadline and proc.poll() is None, "no batch submitted"
         time.sleep(0.05)
     (job,) = ledger.load_jobs(cache)
-    status = _cli("status", "--cache-dir", str(cache))
+    status = _cli_process("status", "--cache-dir", str(cache))
     assert status.returncode == 0, status.stderr
     assert job.batch_id is not None and job.batch_id in status.stdout and "in_progress" in status.stdout and "0/6 completed" in status.stdout
     rows = json.loads(_cli("status", "--cache-dir", str(cache), "--json").stdout)
