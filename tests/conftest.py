@@ -7,6 +7,7 @@ developer's ~/.cache. Subprocess pytest runs (pytester, xdist) inherit this envi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 # pytester restores ``sys.modules`` after each in-process run. numpy refuses to be
@@ -17,6 +18,31 @@ import numpy  # noqa: F401
 import pytest
 import scipy.special  # noqa: F401
 
+#: Third-party plugins of the development environment that the runs the tests start have
+#: no use for. Hypothesis' plugin imports all of Hypothesis in every run's terminal
+#: summary and anyio's imports trio: together about 2.5 s of CPU in each inner pytest
+#: process, and the suite starts a few hundred of them. Users' own installs are not
+#: what these runs test; every pytest_evals behaviour is unaffected.
+INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"
+
+#: Files whose tests start several pytest processes each (two xdist workers, the offline
+#: embedder or BERTScore loaded again): measured the slowest, so they go first. Under
+#: ``-n 2`` a long test dealt out last keeps one worker busy while the other idles.
+SLOW_FILES = (
+    "batch/test_halueval_batch.py",
+    "batch/test_rag_batch.py",
+    "batch/test_options_cli.py",
+    "govuk/test_govuk_layout.py",
+    "halueval/test_halueval_example_suite.py",
+    "halueval/test_halueval_official.py",
+    "hardening/test_secrets.py",
+    "llm/test_secrets.py",
+    "harpia/test_harpia_run.py",
+    "harpia/test_harpia_suite.py",
+    "core/test_core_xdist.py",
+    "core/test_core_run_memory.py",
+)
+
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
 
 
@@ -26,3 +52,37 @@ def _hermetic_model_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytes
         monkeypatch.delenv(name, raising=False)
     cache: Path = tmp_path_factory.mktemp("evals-cache")
     monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(cache))
+    # for the runs a test starts with subprocess (pytester drops it, see below)
+    monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytest's own ``pytester``, whose inner runs skip the plugins of INNER_ADDOPTS.
+
+    pytester deletes ``PYTEST_ADDOPTS`` when it starts; set it again for its runs, in
+    process and in subprocesses (xdist workers inherit it), and undo that before
+    pytester restores the environment.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+        yield pytester
+
+
+def _slowness(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow") is not None:
+        return 0
+    path = item.path.as_posix()
+    return 1 if any(path.endswith("tests/" + name) for name in SLOW_FILES) else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first (a stable sort: a file's tests stay together, in their order)."""
+    items.sort(key=_slowness)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist deals a quarter of the collection to each worker at the start; with tests
+    # this uneven, dealing one at a time is what keeps both workers busy to the end.
+    if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1

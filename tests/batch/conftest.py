@@ -75,7 +75,9 @@ def run(
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     """One pytest run of the suite against ``server``; returns its result and summary."""
     out = pytester.path / f"{name}.json"
-    result = pytester.runpytest_subprocess(
+    # In process unless the run has xdist workers: a process start costs more than the run.
+    runner = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest
+    result = runner(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "judge-model", "--evals-cache-dir", str(pytester.path / cache),
         "--evals-json", str(out), "--evals-batch-poll", "0.05", *args,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.cli import main
 from pytest_evals.llm.batch import ledger
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
@@ -24,7 +27,7 @@ def test_only_suites_with_batch_true_are_batched(
     pytester.makefile(".eval.yaml", halueval=SUITE.format(data_dir=data_dir, sample=12) + "batch: true\n")
     pytester.makefile(".eval.yaml", other=SUITE.format(data_dir=data_dir, sample=8).replace("seed: 11", "seed: 5") + "name: other\n")
     out = pytester.path / "s.json"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "halueval.eval.yaml", "other.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "judge-model", "--evals-cache-dir", str(pytester.path / "cache"), "--evals-json", str(out),
         "--evals-batch-poll", "0.02",
@@ -43,7 +46,7 @@ def test_dry_run_shows_batch_prices_and_sends_nothing(
     server, _ = judge_server
     pytester.makefile(".eval.yaml", halueval=SUITE.format(data_dir=data_dir, sample=10))
     out = pytester.path / "dry.json"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "gpt-4o-mini", "--evals-cache-dir", str(pytester.path / "cache"), "--evals-json", str(out),
         "--evals-batch", "--evals-dry-run",
@@ -58,7 +61,7 @@ def test_dry_run_shows_batch_prices_and_sends_nothing(
     assert batch["dry_run_prompt_tokens"] == llm["dry_run_prompt_tokens"]
     assert batch["dry_run_cost_usd"] == pytest.approx(llm["dry_run_cost_usd"] / 2, rel=1e-3)
     # a batch price of its own for the model
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "gpt-4o-mini", "--evals-cache-dir", str(pytester.path / "cache"), "--evals-json", str(out),
         "--evals-batch", "--evals-dry-run", "--evals-batch-price", "gpt-4o-mini=0,0",
@@ -68,18 +71,26 @@ def test_dry_run_shows_batch_prices_and_sends_nothing(
 
 def test_bad_options_name_what_is_wrong(pytester: pytest.Pytester) -> None:
     pytester.makefile(".eval.yaml", s="task: halueval\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-batch-price", "gpt-4o=cheap")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-batch-price", "gpt-4o=cheap")
     result.stderr.fnmatch_lines(["*--evals-batch-price 'gpt-4o=cheap': expected MODEL=INPUT,OUTPUT*"])
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "evals_batch_retry=sometimes")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "evals_batch_retry=sometimes")
     result.stderr.fnmatch_lines(["*ini evals_batch_retry: expected 'batch' or 'live', got 'sometimes'*"])
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "evals_batch_max_lines=many")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "evals_batch_max_lines=many")
     result.stderr.fnmatch_lines(["*ini evals_batch_max_lines: expected a number, got 'many'*"])
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-batch", "--no-evals-cache")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-batch", "--no-evals-cache")
     result.stderr.fnmatch_lines(["*--evals-batch needs the response cache*"])
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest_evals.cli", "batch", *args], capture_output=True, text=True, timeout=120)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The same command in this process (``python -m`` is checked once, by the first status)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["batch", *args])
+    return subprocess.CompletedProcess(["pytest-evals", "batch", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_cli_status_and_cancel(
@@ -101,7 +112,7 @@ def test_cli_status_and_cancel(
         assert time.monotonic() < deadline and proc.poll() is None, "no batch submitted"
         time.sleep(0.05)
     (job,) = ledger.load_jobs(cache)
-    status = _cli("status", "--cache-dir", str(cache))
+    status = _cli_process("status", "--cache-dir", str(cache))
     assert status.returncode == 0, status.stderr
     assert job.batch_id is not None and job.batch_id in status.stdout and "in_progress" in status.stdout and "0/6 completed" in status.stdout
     rows = json.loads(_cli("status", "--cache-dir", str(cache), "--json").stdout)

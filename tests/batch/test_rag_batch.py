@@ -34,7 +34,9 @@ def write_rag(pytester: pytest.Pytester, **fields: Any) -> None:
 
 def run_rag(pytester: pytest.Pytester, server: FakeOpenAI, name: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     out = pytester.path / f"{name}.json"
-    result = pytester.runpytest_subprocess(
+    # In process unless the run has xdist workers: a process start costs more than the run.
+    runner = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest
+    result = runner(
         "rag.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-cache-dir", str(pytester.path / f"cache-{name}"), "--evals-json", str(out),
         "--evals-batch-poll", "0.02", *args,

@@ -85,7 +85,8 @@ def test_an_interrupted_run_counts_the_cases_it_never_ran(pytester: pytest.Pytes
 def test_a_complete_run_received_everything(pytester: pytest.Pytester, workers: list[str]) -> None:
     write_jsonl(pytester.path, "data/q.jsonl", [jb(True, True, case_id=f"c{i}") for i in range(7)])
     write_suite(pytester.path, "q.eval.yaml", task="jailbreak_guardrails", input_path="data/q.jsonl")
-    result = pytester.runpytest_subprocess(*workers, "--evals-json", "s.json", "-p", "no:cacheprovider")
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    result = run(*workers, "--evals-json", "s.json", "-p", "no:cacheprovider")
     assert result.ret == 0
     s = suite_by_name(read_summary(pytester.path / "s.json"), "q")
     assert (s["cases"]["expected"], s["cases"]["received"], s["passed"]) == (7, 7, True)

@@ -63,7 +63,7 @@ def test_a_third_party_family_adds_tasks_and_suite_files(pytester: pytest.Pytest
 
 def test_an_unknown_task_names_the_known_ones(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path, "x.eval.yaml", task="keyword", input_path="x.jsonl")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*unknown task 'keyword'; known tasks: *halueval*jailbreak_guardrails*"])
 
 

@@ -132,7 +132,7 @@ def test_override_value_that_fails_validation_is_a_suite_error(pytester: pytest.
 
 def test_malformed_evals_set_is_a_usage_error(pytester: pytest.Pytester) -> None:
     jb_suite(pytester.path, "one", [jb(True, True, case_id="a")])
-    result = pytester.runpytest_subprocess("--evals-set", "no_equals_sign")
+    result = pytester.runpytest("--evals-set", "no_equals_sign")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*--evals-set 'no_equals_sign': expected KEY=VALUE or SUITE:KEY=VALUE*"]

@@ -55,7 +55,8 @@ def test_the_hook_sees_every_case_on_the_controller_under_xdist(pytester: pytest
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_a_failure_points_at_its_data_line(pytester: pytest.Pytester, workers: list[str]) -> None:
     jb_suite(pytester.path, "jb", rows())
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--tb=line", "-rf", *workers)
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    result = run("-p", "no:cacheprovider", "--tb=line", "-rf", *workers)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*data/jb.jsonl:2: CaseFailure: *",

@@ -16,7 +16,9 @@ ARGS = ("config/defaults/", "--evals-suite-pattern", "*.yaml", "--no-evals-gener
 
 def run_layout(pytester: pytest.Pytester, *extra: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     build(pytester.path)
-    result = pytester.runpytest_subprocess(*ARGS, "--evals-json", "summary.json", *extra)
+    # In process unless the run has xdist workers: a process start costs more than the run.
+    run = pytester.runpytest_subprocess if "-n" in extra else pytester.runpytest
+    result = run(*ARGS, "--evals-json", "summary.json", *extra)
     summary = json.loads((pytester.path / "summary.json").read_text(encoding="utf-8"))
     return result, summary
 
@@ -160,7 +162,7 @@ def test_example_suites_retrieval_and_topic_tagger(pytester: pytest.Pytester) ->
     suites = Path(__file__).resolve().parents[2] / "eval_suites"
     args = [str(suites / "retrieval.eval.yaml"), str(suites / "topic_tagger.eval.yaml"),
             "--evals-json", "s.json", "-p", "no:cacheprovider"]
-    plain = pytester.runpytest_subprocess(*args)
+    plain = pytester.runpytest(*args)
     assert plain.ret == 0, plain.stdout.str()[-2000:]
     plain.assert_outcomes(passed=11, failed=5, errors=1)
     summary = json.loads((pytester.path / "s.json").read_text())

@@ -199,7 +199,9 @@ def run_suite(
     pytester: pytest.Pytester, srv: FakeOpenAI, name: str, *args: str
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     out = pytester.path / f"{name}.json"
-    result = pytester.runpytest_subprocess(
+    # In process unless the run has xdist workers: a process start costs more than the run.
+    runner = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest
+    result = runner(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", srv.base_url,
         "--evals-model", "judge", "--evals-cache-dir", str(pytester.path / f"cache-{name}"),
         "--evals-json", str(out), *args,

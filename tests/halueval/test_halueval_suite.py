@@ -154,7 +154,9 @@ def write_suite(pytester: pytest.Pytester, data_dir: Path, sample: int = 60, ext
 
 def run(pytester: pytest.Pytester, server: FakeOpenAI, name: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     out = pytester.path / f"{name}.json"
-    result = pytester.runpytest_subprocess(
+    # In process unless the run has xdist workers: a process start costs more than the run.
+    runner = pytester.runpytest_subprocess if "-n" in args else pytester.runpytest
+    result = runner(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "judge-model", "--evals-cache-dir", str(pytester.path / f"cache-{name}"),
         "--evals-json", str(out), *args,
@@ -197,7 +199,7 @@ def test_confusion_counts_equal_the_servers_log_plain_and_xdist(
     judge.log.clear()
     server.reset()
     out = pytester.path / "again.json"
-    pytester.runpytest_subprocess(
+    pytester.runpytest(
         "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
         "--evals-model", "judge-model", "--evals-cache-dir", str(pytester.path / "cache-plain"),
         "--evals-json", str(out),
@@ -229,10 +231,10 @@ def test_sample_and_seed_options_and_strict_parsing(
 
 def test_suite_errors_name_the_data_and_how_to_get_it(pytester: pytest.Pytester) -> None:
     pytester.makefile(".eval.yaml", halueval="task: halueval\ndata_dir: nowhere\n")
-    result = pytester.runpytest_subprocess("halueval.eval.yaml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("halueval.eval.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*HaluEval data directory *nowhere does not exist*pytest-evals halueval download*"])
     pytester.makefile(".eval.yaml", halueval="task: halueval\ntasks: [qa, poetry]\nsample: {qa: -1}\n")
-    result = pytester.runpytest_subprocess("halueval.eval.yaml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("halueval.eval.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*field 'tasks.1'*", "*field 'sample*"])
     mine = pytester.mkdir("mine")
     (mine / "qa_data.json").write_text(
@@ -240,14 +242,14 @@ def test_suite_errors_name_the_data_and_how_to_get_it(pytester: pytest.Pytester)
         encoding="utf-8",
     )
     pytester.makefile(".eval.yaml", halueval="task: halueval\ndata_dir: mine\ntasks: [qa]\nprompts: official\n")
-    result = pytester.runpytest_subprocess("halueval.eval.yaml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("halueval.eval.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*prompts: official needs *mine/prompts/qa_evaluation_instruction.txt*"])
     result.assert_outcomes(errors=1)
 
 
 def test_collect_only_ids_and_general_version(pytester: pytest.Pytester, data_dir: Path) -> None:
     write_suite(pytester, data_dir, sample=8, extra="general_version: v2023-05-26\ntasks: [general]\n")
-    result = pytester.runpytest_subprocess("halueval.eval.yaml", "--collect-only", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest("halueval.eval.yaml", "--collect-only", "-q", "-p", "no:cacheprovider")
     ids = [ln for ln in result.stdout.lines if ln.startswith("halueval.eval.yaml::")]
     assert len(ids) == 8
     assert all(re.fullmatch(r"halueval\.eval\.yaml::general-v2023-05-26-\S+", i) for i in ids), ids
@@ -258,7 +260,7 @@ def test_default_data_dir_is_found_above_the_suite(pytester: pytest.Pytester, da
     (pytester.path / "data" / "halueval").symlink_to(data_dir, target_is_directory=True)
     suites = pytester.mkdir("suites")
     (suites / "halueval.eval.yaml").write_text("task: halueval\ntasks: [qa]\nsample: 3\n", encoding="utf-8")
-    result = pytester.runpytest_subprocess("suites", "--collect-only", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest("suites", "--collect-only", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["suites/halueval.eval.yaml::qa-*", "3 tests collected*"])
 
 
@@ -293,7 +295,7 @@ def test_compare_two_models_from_their_run_files(
     paths = {}
     for model in ("weak", "strong"):
         out = pytester.path / f"{model}.json"
-        pytester.runpytest_subprocess(
+        pytester.runpytest(
             "halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", server.base_url,
             "--evals-model", model, "--evals-cache-dir", str(pytester.path / "cache"),
             "--evals-json", str(out), "--evals-report-dir", str(pytester.path / f"runs-{model}"),

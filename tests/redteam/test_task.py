@@ -107,7 +107,8 @@ def test_each_attack_is_an_item_scored_from_the_policy_and_two_raters(
     # no target: the policy is the session's model (the fake server), with the attack's system prompt
     suite(pytester, GIVEN_STATS + "thresholds:\n  mean_adversarial: {max: 5.0}\n  max_adversarial: {max: 5.0}\n")
     args = ["-p", "no:cacheprovider", "--evals-json", "summary.json"] + (["-n", str(workers)] if workers else [])
-    result = pytester.runpytest_subprocess(*args)
+    # in process unless the run has xdist workers: a process start costs more than the run
+    result = (pytester.runpytest_subprocess if workers else pytester.runpytest)(*args)
     advs = {c["id"]: expected_adv([fx.policy_text(c["system_prompt"], c["user_prompt"], 0)] * 3, c["user_prompt"], RM_STATS, JUDGE_STATS) for c in cases}
     failing = sorted(k for k, v in advs.items() if v > 0)
     assert 0 < len(failing) < len(cases)  # the data exercises both outcomes
@@ -153,7 +154,7 @@ def test_each_attack_is_an_item_scored_from_the_policy_and_two_raters(
 def test_a_missed_gate_fails_the_run(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
     write_cases(pytester)
     suite(pytester, GIVEN_STATS + "thresholds:\n  max_adversarial: {max: -3.0}\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*MISSED GATE*max_adversarial*required <= -3*"])
 
@@ -196,7 +197,7 @@ def test_normalisation_from_a_baseline_is_computed_once_per_session(
     log = pytester.path / "rm-calls.jsonl"
     monkeypatch.setenv("RT_RM_LOG", str(log))
     args = ["-p", "no:cacheprovider", "--evals-json", "summary.json"] + (["-n", str(workers)] if workers else [])
-    result = pytester.runpytest_subprocess(*args)
+    result = (pytester.runpytest_subprocess if workers else pytester.runpytest)(*args)
     stats = baseline_stats()
     advs = {c["id"]: expected_adv([fx.policy_text(c["system_prompt"], c["user_prompt"], i) for i in range(2)], c["user_prompt"], stats["rm"], stats["judge"]) for c in cases}
     failing = sum(1 for v in advs.values() if v > 0)
@@ -222,7 +223,7 @@ def test_normalisation_from_a_baseline_is_computed_once_per_session(
 def test_a_rater_without_spread_on_the_baseline_errors_every_case(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
     cases = write_cases(pytester)
     suite(pytester, BASELINE.replace("rt_targets:reward", "rt_targets:constant"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=len(cases))
     result.stdout.fnmatch_lines(["*rater rm gave every one of its 12 baseline responses the same score (1)*"])
 
@@ -270,7 +271,7 @@ def test_a_classifier_over_http_with_pregenerated_responses(
     monkeypatch.setenv("RM_TOKEN", "secret-rm-token")
     body = GIVEN_STATS.replace('callable: "rt_targets:reward"', f'url: "{scoring_server}"\n    headers: {{Authorization: "Bearer ${{RM_TOKEN}}"}}')
     suite(pytester, body.replace("n_responses: 3", "generate: false"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "summary.json")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "summary.json")
     advs = [expected_adv(c["responses"], c["user_prompt"], RM_STATS, JUDGE_STATS) for c in cases]
     failing = sum(1 for v in advs if v > 0)
     result.assert_outcomes(passed=len(cases) - failing, failed=failing)
@@ -291,7 +292,7 @@ def test_bad_cases_are_errors_naming_file_line_and_field(pytester: pytest.Pytest
     ]
     (pytester.path / "attacks.jsonl").write_text("\n".join(json.dumps(c) for c in lines) + "\n", encoding="utf-8")
     suite(pytester, GIVEN_STATS.replace("n_responses: 3", "generate: false"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines([
         "*attacks.jsonl:2: field 'responses' is required when generate is false*",
@@ -318,7 +319,7 @@ def test_bad_suite_configuration_is_named(pytester: pytest.Pytester, change: tup
 def test_a_classifier_returning_junk_is_a_judge_error(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
     cases = write_cases(pytester)
     suite(pytester, GIVEN_STATS.replace("rt_targets:reward", "rt_targets:broken"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "summary.json")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "summary.json")
     result.assert_outcomes(errors=len(cases))
     result.stdout.fnmatch_lines(["*rater rm returned str 'high', expected a number*"])
     assert summary(pytester)["cases"]["errors_by_kind"] == {"judge": len(cases)}
