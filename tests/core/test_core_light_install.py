@@ -8,17 +8,30 @@ import json
 import pytest
 from core_helpers import jb_counts, jb_suite
 
-#: Written at the very end of the run, after every hook had its chance to import.
+#: Written at the very end of the run, after every hook had its chance to import. A
+#: worker writes at the end of its session: xdist reports the worker finished right
+#: after that hook, and the controller may end it before its unconfigure runs.
 CONFTEST = """
 import json, sys
 from pathlib import Path
 
+import pytest
+
 HEAVY = ("torch", "matplotlib", "lxml", "inscriptis", "sentence_transformers", "transformers")
 
-def pytest_unconfigure(config):
+def _record(config):
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
     worker = getattr(config, "workerinput", {}).get("workerid", "controller")
     Path(str(config.rootpath), f"heavy-{worker}.json").write_text(json.dumps(loaded))
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):
+        _record(session.config)
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        _record(config)
 """
 
 
