@@ -10,7 +10,7 @@ Python process, alternating between the two sides, and the medians are compared:
   with the embedded all-MiniLM-L6-v2 (model load + scoring);
 - harpia: ``pytest`` on a ``.harpia.json`` with the ``bertscore`` metric, minus the same
   run with only ``exact_match`` (so pytest's own per-item cost is not counted), and the
-  metric's own ``elapsed_time + setup_time`` from ``--harpia-output``.
+  metric's own ``elapsed_time + setup_time`` from ``--evals-harpia-output``.
 
 Prints the figures and their ratios to the direct call (the target is <= 1.3).
 """
@@ -76,7 +76,7 @@ class Sizes:
             self.sizes.extend((data.get("details") or {}).get("batch_sizes", {}).values())
 
 sizes = Sizes()
-code = pytest.main([sys.argv[1], "-q", "-p", "no:cacheprovider", "--harpia-output", sys.argv[2]], plugins=[sizes])
+code = pytest.main([sys.argv[1], "-q", "-p", "no:cacheprovider", "--evals-harpia-output", sys.argv[2]], plugins=[sizes])
 # each instance reports the size of the batch it was in: a batch of k contributes k times 1/k
 batches = round(sum(1 / s for s in sizes.sizes)) if sizes.sizes else 0
 print("BENCH " + json.dumps({"exit": int(code), "batches": batches, "sizes": sorted(set(sizes.sizes), reverse=True)}))

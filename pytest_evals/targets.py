@@ -97,6 +97,11 @@ class CallableTarget:
             # Sync user code may block (HTTP, subprocess): keep it off the event loop.
             return await asyncio.to_thread(self.func, case)
         except Exception as exc:
+            from pytest_evals.extras import install_hint
+
+            hint = install_hint(exc)  # the example targets use the extras' libraries too
+            if hint is not None:
+                raise TargetError(f"target {self.description}: {hint}") from exc
             raise TargetError(f"target {self.description} raised {type(exc).__name__}: {exc}") from exc
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from pytest_evals.aggregate import MetricTree
 from pytest_evals.errors import CaseInputError, TargetError
@@ -50,7 +50,9 @@ def _target_field(output: Any, field: str) -> Any:
 
 
 class _Case(BaseModel):
-    # Extra fields are allowed and ignored (seed 001).
+    # Extra fields are allowed and ignored (seed 001). Outcomes are StrictBool: pydantic's
+    # lax mode turns "yes", "off", 0 and 1 into booleans, so a mislabelled or quoted value
+    # would be scored as a guess instead of reported as the data error it is.
     model_config = ConfigDict(extra="ignore")
 
 
@@ -71,16 +73,16 @@ def generation_model(output: Any, config: Any) -> str | None:
 
 class JailbreakCase(_Case):
     question: str
-    expected_outcome: bool
-    actual_outcome: bool
+    expected_outcome: StrictBool
+    actual_outcome: StrictBool
     #: The model that classified (GOV.UK Chat's generated.jsonl carries it).
     model: str | None = None
 
 
 class JailbreakInput(_Case):
     question: str
-    expected_outcome: bool
-    actual_outcome: bool | None = None
+    expected_outcome: StrictBool
+    actual_outcome: StrictBool | None = None
     model: str | None = None
 
 
@@ -136,10 +138,10 @@ class OutputGuardrailsCase(_Case):
     message: str | None = None
     question: str | None = None
     llm_answer: str | None = None
-    expected_triggered: bool
-    actual_triggered: bool
-    expected_guardrails: dict[str, bool] | None = None
-    actual_guardrails: dict[str, bool] | None = None
+    expected_triggered: StrictBool
+    actual_triggered: StrictBool
+    expected_guardrails: dict[str, StrictBool] | None = None
+    actual_guardrails: dict[str, StrictBool] | None = None
     model: str | None = None
 
 
@@ -148,10 +150,10 @@ class OutputGuardrailsInput(_Case):
     question: str | None = None
     llm_answer: str | None = None
     model: str | None = None
-    expected_triggered: bool
-    actual_triggered: bool | None = None
-    expected_guardrails: dict[str, bool] | None = None
-    actual_guardrails: dict[str, bool] | None = None
+    expected_triggered: StrictBool
+    actual_triggered: StrictBool | None = None
+    expected_guardrails: dict[str, StrictBool] | None = None
+    actual_guardrails: dict[str, StrictBool] | None = None
 
 
 class OutputGuardrails(_BinaryTask):

@@ -97,3 +97,16 @@ def test_a_jailbreak_suite_runs_with_every_extra_library_hidden(pytester: pytest
     assert result.ret == 0, result.stdout.str()[-3000:]
     [suite] = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))["suites"]
     assert suite["passed"] and suite["cases"]["errors"] == 0 and suite["cases"]["total"] == 20
+
+
+def test_a_target_that_needs_a_missing_extra_names_it() -> None:
+    import asyncio
+
+    from pytest_evals.errors import TargetError
+    from pytest_evals.targets import CallableTarget
+
+    def answer(case: dict[str, object]) -> str:
+        raise ModuleNotFoundError("No module named 'inscriptis'", name="inscriptis")
+
+    with pytest.raises(TargetError, match=r"^target targets:answer: 'inscriptis' is not installed; it comes with the 'rag' extra"):
+        asyncio.run(CallableTarget(answer, "targets:answer").run({}))
