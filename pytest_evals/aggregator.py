@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,14 +29,9 @@ from pytest_evals.errors import EvalsError
 from pytest_evals.partition import is_case_nodeid
 from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.suitecache import open_suite, suite_cache
-from pytest_evals.summary import (
-    MISSING_KIND,
-    MISSING_PREFIX,
-    SCHEMA_VERSION,
-    SuiteSummary,
-    suite_error_summary,
-    suite_summary,
-)
+
+if TYPE_CHECKING:
+    from pytest_evals.summary import SuiteSummary
 
 AGGREGATOR_KEY = pytest.StashKey["Aggregator"]()
 
@@ -59,6 +54,8 @@ def _spool_record(data: dict[str, Any]) -> bytes:
 
 def missing_result(nodeid: str, index: int) -> CaseResult:
     """The result recorded for a collected case that never reported."""
+    from pytest_evals.summary import MISSING_KIND, MISSING_PREFIX
+
     suite, _, case_id = nodeid.partition("::")
     return CaseResult(
         suite=suite,
@@ -92,11 +89,18 @@ class Aggregator:
         self._failed = 0
         self._errors = 0
         # A private scratch file, read back only by this process: pickle writes a
-        # result six times faster than JSON, which showed at 35,000 cases.
-        fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".pickle")
-        os.close(fd)
-        self.spool_path = Path(spool)
-        self._spool = self.spool_path.open("ab")
+        # result six times faster than JSON, which showed at 35,000 cases. Created on
+        # the first result, so runs without suites leave no file behind.
+        self.spool_path: Path | None = None
+        self._spool: IO[bytes] | None = None
+
+    def _spool_file(self) -> IO[bytes]:
+        if self._spool is None:
+            fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".pickle")
+            os.close(fd)
+            self.spool_path = Path(spool)
+            self._spool = self.spool_path.open("ab")
+        return self._spool
 
     # -- what was collected ---------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -132,7 +136,7 @@ class Aggregator:
                 report.user_properties = []
 
     def _record(self, nodeid: str, full: CaseResult, data: dict[str, Any] | None = None) -> None:
-        self._spool.write(_spool_record(full.to_json() if data is None else data))
+        self._spool_file().write(_spool_record(full.to_json() if data is None else data))
         self.config.hook.pytest_evals_case_result(config=self.config, nodeid=nodeid, result=full)
         result = full.light()
         self.results[nodeid] = result
@@ -154,7 +158,9 @@ class Aggregator:
 
     def iter_full_results(self) -> Iterator[dict[str, Any]]:
         """Every case result with its details, in arrival order (read back from the spool)."""
-        self._spool.flush()
+        spool = self._spool_file()
+        spool.flush()
+        assert self.spool_path is not None
         with self.spool_path.open("rb") as fh:
             while True:
                 try:
@@ -173,6 +179,7 @@ class Aggregator:
     # -- summaries and verdicts -----------------------------------------------------------------
     def build_summaries(self) -> None:
         from pytest_evals.regression.plugin import apply_to_suite, case_results
+        from pytest_evals.summary import suite_error_summary, suite_summary
 
         self.suites = []
         # After _account_missing, the results hold one entry per collected case.
@@ -210,6 +217,8 @@ class Aggregator:
         return notes
 
     def run_summary(self) -> dict[str, Any]:
+        from pytest_evals.summary import SCHEMA_VERSION
+
         return {
             "schema_version": SCHEMA_VERSION,
             "pytest_evals_version": __version__,
@@ -268,5 +277,7 @@ class Aggregator:
         render_terminal(terminalreporter, self)
 
     def close(self) -> None:
-        self._spool.close()
-        self.spool_path.unlink(missing_ok=True)
+        if self._spool is not None:
+            self._spool.close()
+        if self.spool_path is not None:
+            self.spool_path.unlink(missing_ok=True)

@@ -12,14 +12,18 @@ and fixtures (``llm``, ``judge``, your own) work as usual.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel
 
+from pytest_evals.caseref import CaseRef
 from pytest_evals.errors import CaseInputError
-from pytest_evals.tasks.base import CaseRef, validate
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+#: pydantic and the task layer load when a case is validated, not when a test module
+#: using ``@pytest_evals.cases`` is imported.
 MARKER = "evals_cases"
 
 
@@ -35,9 +39,15 @@ def cases(
     (relative to the test file). ``model`` (a pydantic model) or ``task`` (a task name,
     whose case model then validates each line) make ``case`` a validated object;
     without either it is the line's dict."""
-    if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+    if model is not None and not _is_model_class(model):
         raise TypeError(f"pytest_evals.cases(model=...): expected a pydantic model class, got {model!r}")
     return pytest.mark.evals_cases(str(path), model=model, task=task, argname=argname, id_field=id_field)
+
+
+def _is_model_class(model: object) -> bool:
+    from pydantic import BaseModel
+
+    return isinstance(model, type) and issubclass(model, BaseModel)
 
 
 class _Pending:
@@ -89,6 +99,8 @@ def load_param(item: pytest.Item) -> None:
     model = marker.kwargs.get("model")
     task_name = marker.kwargs.get("task")
     value: Any = data
+    from pytest_evals.tasks.base import validate
+
     if model is not None:
         value = validate(model, data, pending.ref.source)
     elif task_name is not None:

@@ -21,15 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evals import inline
 from pytest_evals.context import EvalContext
 from pytest_evals.engine import ENGINE_KEY, Engine
 from pytest_evals.partition import BLOCKS_FLAG, block_rest, is_case_nodeid
-from pytest_evals.results import CaseResult
-from pytest_evals.runner import Prefetcher, drive, evaluate_case
 
 if TYPE_CHECKING:
     from pytest_evals.collect import CaseItem
+    from pytest_evals.results import CaseResult
+    from pytest_evals.runner import Prefetcher
+
+# The runner (asyncio) is imported by the first case, not by every pytest run that
+# creates this object.
 
 RUNNER_KEY = pytest.StashKey["CaseRunner"]()
 
@@ -70,12 +72,17 @@ class CaseRunner:
 
     # -- the four ways -------------------------------------------------------------------
     def _drive(self, item: CaseItem) -> CaseResult:
+        from pytest_evals.runner import drive, evaluate_case
+
         result: CaseResult = drive(evaluate_case(item.task, item.ref, self.ctx, item.index))
         return result
 
     def _inline_attempt(self, item: CaseItem) -> CaseResult | None:
         if not item.task.inline_cached:
             return None
+        from pytest_evals import inline
+        from pytest_evals.runner import evaluate_case
+
         done, result = inline.attempt(evaluate_case(item.task, item.ref, self.ctx, item.index))
         if done and result.status != "error":
             self.inline_cases += 1
@@ -85,6 +92,8 @@ class CaseRunner:
         return None
 
     def _on_engine(self, item: CaseItem) -> CaseResult:
+        from pytest_evals.runner import evaluate_case
+
         return self.engine.run(evaluate_case(item.task, item.ref, self.ctx, item.index), self.case_timeout)
 
     def _prefetch_from(self, first: CaseItem) -> Prefetcher | None:
@@ -96,6 +105,8 @@ class CaseRunner:
         ]
         if not jobs:
             return None
+        from pytest_evals.runner import Prefetcher
+
         prefetcher = Prefetcher(self.ctx, self._window())
         prefetcher.start(jobs)
         self._prefetchers.append(prefetcher)

@@ -13,26 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# Private to pytest but stable since pytest 5; what repr_failure returns.
-from _pytest._code.code import (
-    ExceptionChainRepr,
-    ReprEntry,
-    ReprFileLocation,
-    ReprTraceback,
-    TerminalRepr,
-)
-
+from pytest_evals import redact
 from pytest_evals.errors import EvalsError
 from pytest_evals.families import implicit_suite
-from pytest_evals.results import CaseResult
+from pytest_evals.results import REPORT_ATTR, CaseResult
 from pytest_evals.suitecache import open_suite
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TracebackStyle
-
     from pytest_evals.tasks.base import CaseRef, Task
 
-__all__ = ["CaseItem", "SuiteErrorItem", "SuiteFile", "implicit_raw", "open_suite"]
+__all__ = ["CaseItem", "FailureRepr", "SuiteErrorItem", "SuiteFile", "implicit_raw", "open_suite"]
+
+#: Report attribute carrying a case failure's crash location (path, line, message)
+#: to the xdist controller, where the repr arrives as plain text (see FailureRepr).
+CRASH_ATTR = "evals_crash"
 
 #: Former name of :func:`pytest_evals.families.implicit_suite` (files that are suites by name).
 implicit_raw = implicit_suite
@@ -84,6 +78,22 @@ class SuiteErrorItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, "suite configuration"
 
+    def evals_attach_result(self, report: pytest.TestReport, when: str) -> None:
+        """Called by the plugin's ``pytest_runtest_makereport``: the error result rides
+        on the setup report, like a case's."""
+        if when != "setup":
+            return
+        result = CaseResult(
+            suite=self.parent.nodeid if self.parent else self.nodeid,
+            task="",
+            case_id="suite-error",
+            source=str(self.path),
+            status="error",
+            message=self.message,
+            error_kind="config",
+        )
+        setattr(report, REPORT_ATTR, result.to_json())
+
 
 class CaseItem(pytest.Item):
     def __init__(self, *, ref: CaseRef, task: Task[Any], index: int, **kwargs: Any) -> None:
@@ -106,15 +116,28 @@ class CaseItem(pytest.Item):
         if result.status == "error":
             raise CaseError(format_failure(self, result))
 
+    def evals_attach_result(self, report: pytest.TestReport, when: str) -> None:
+        """Called by the plugin's ``pytest_runtest_makereport``: the result rides on the
+        report of the phase that decided the outcome."""
+        result = self.evals_result
+        if result is None:
+            return
+        if when == "call" or (when == "setup" and report.outcome != "passed"):
+            setattr(report, REPORT_ATTR, result.to_json())
+            longrepr = report.longrepr
+            if isinstance(longrepr, FailureRepr):
+                setattr(report, CRASH_ATTR, longrepr.reprcrash.to_json())
+        elif when == "teardown":
+            # The controller keeps its own copy; items live to the end of the run.
+            self.evals_result = None
+
     def runtest(self) -> None:
         result = self.evals_result
         assert result is not None
         if result.status == "failed":
             raise CaseFailure(format_failure(self, result))
 
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
-    ) -> str | TerminalRepr:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailure):
             return failure_repr(self.ref, excinfo.value)
         return super().repr_failure(excinfo, style)
@@ -125,20 +148,68 @@ class CaseItem(pytest.Item):
         return self.path, None, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
 
 
-def failure_repr(ref: CaseRef, exc: CaseFailure) -> TerminalRepr:
-    """What pytest would build for a traceback-less failure, built directly.
+class CrashLocation:
+    """Where a case failed and why: the case's data file and line, pytest's
+    ``<path>:<line>: <message>`` form (what ``--tb=line`` and the short summary show)."""
 
-    pytest walks and filters the whole traceback even when it prints only the message;
-    with thousands of failing cases that was a tenth of the run. The crash location
-    is the case's own file and line, so ``--tb=line`` points at the data.
+    def __init__(self, path: str, lineno: int | None, message: str) -> None:
+        self.path, self.lineno, self.message = path, lineno, message
+
+    def _first_line(self) -> str:
+        return self.message.partition("\n")[0]
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self._first_line()}"
+
+    def toterminal(self, tw: Any) -> None:
+        tw.write(self.path, bold=True, red=True)
+        tw.line(f":{self.lineno}: {self._first_line()}")
+
+    def to_json(self) -> list[Any]:
+        return [self.path, self.lineno, self.message]
+
+
+class FailureRepr:
+    """A case failure as pytest shows it, built from public protocol only.
+
+    pytest accepts any object with ``toterminal`` as a report's ``longrepr``; its
+    terminal and JUnit reporters read ``reprcrash`` for the one-line form. Building it
+    directly skips pytest's traceback walk, which with thousands of failing cases was a
+    tenth of the run. Its text is scrubbed once here (``evals_scrubbed``), so the
+    hardening layer does not render it again to search it. Under xdist a worker sends
+    the text (``str()``) and :data:`CRASH_ATTR`; :func:`restore_failure_repr` rebuilds it.
     """
-    message = str(exc)
+
+    evals_scrubbed = True
+
+    def __init__(self, text: str, reprcrash: CrashLocation) -> None:
+        self.text = text
+        self.reprcrash = reprcrash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.split("\n"):
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def failure_repr(ref: CaseRef, exc: CaseFailure) -> FailureRepr:
+    """The failure's repr; the crash location is the case's own file and line, so
+    ``--tb=line`` points at the data."""
+    message = redact.scrub(str(exc))
     path, line = ref.source, ref.line
     if line and path.endswith(f":{line}"):
         path = path[: -len(f":{line}")]
-    entry = ReprEntry(message.split("\n"), None, None, None, "value")
-    crash = ReprFileLocation(path, line, f"{type(exc).__name__}: {message}")
-    return ExceptionChainRepr([(ReprTraceback([entry], None, "value"), crash, None)])
+    return FailureRepr(message, CrashLocation(path, line, f"{type(exc).__name__}: {message}"))
+
+
+def restore_failure_repr(report: pytest.TestReport, crash: Any) -> None:
+    """On the xdist controller: the worker's case failure, text and crash location again."""
+    path, lineno, message = crash
+    # Typed as pytest's own repr classes, but any object with toterminal() is accepted.
+    longrepr: Any = FailureRepr(str(report.longrepr), CrashLocation(str(path), lineno, str(message)))
+    report.longrepr = longrepr
 
 
 def format_failure(item: CaseItem, result: CaseResult) -> str:

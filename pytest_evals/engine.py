@@ -9,14 +9,18 @@ the concurrency limit and in-flight de-duplication are shared by everybody.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:
+    # asyncio is imported when the loop starts: every pytest run creates an Engine
+    # (the plugin's case runner), few of them evaluate anything.
+    import asyncio
+    import concurrent.futures
 
 T = TypeVar("T")
 
@@ -41,6 +45,8 @@ class Engine:
         loop = self._loop
         if loop is not None:  # fast path: no lock once the loop runs
             return loop
+        import asyncio
+
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
@@ -61,6 +67,8 @@ class Engine:
         return self._thread is not None and threading.current_thread() is self._thread
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
@@ -76,6 +84,7 @@ class Engine:
             self._loop = self._thread = None
         if loop is None or thread is None:
             return
+        import asyncio
 
         async def _drain() -> None:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -51,6 +51,14 @@ BUILTIN: Mapping[str, str] = {
 
 #: Suite files every install knows (the core's own YAML suites).
 CORE_SUITE_PATTERNS: tuple[str, ...] = ("*.eval.yaml", "*.eval.yml")
+
+
+
+def is_suite_path(name: str, patterns: Iterable[str] = CORE_SUITE_PATTERNS) -> bool:
+    """Whether the file ``name`` (a path or a node id's file part) matches a suite pattern."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(base, p) for p in patterns)
+
 
 ProgressGroup = Callable[[Mapping[str, Any]], "tuple[str, str] | None"]
 

@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
-from pytest_evals import jsonl, redact
-from pytest_evals.llm import cache as llm_cache
+from pytest_evals import limits, redact
 from pytest_evals.results import REPORT_ATTR
 
 WORKEROUTPUT_KEY = "pytest_evals_problems"
@@ -29,12 +29,12 @@ _problems_key = pytest.StashKey[list[str]]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "evals_max_line_bytes",
-        f"longest JSONL case line read, in bytes (default {jsonl.DEFAULT_MAX_LINE_BYTES})",
+        f"longest JSONL case line read, in bytes (default {limits.DEFAULT_MAX_LINE_BYTES})",
         default="",
     )
     parser.addini(
         "evals_max_json_depth",
-        f"deepest nesting of a JSONL case (default {jsonl.DEFAULT_MAX_DEPTH})",
+        f"deepest nesting of a JSONL case (default {limits.DEFAULT_MAX_DEPTH})",
         default="",
     )
 
@@ -54,9 +54,9 @@ def _positive_int(config: pytest.Config, name: str, default: int) -> int:
 
 def pytest_configure(config: pytest.Config) -> None:
     redact.install_log_redaction()
-    jsonl.set_limits(
-        max_line_bytes=_positive_int(config, "evals_max_line_bytes", jsonl.DEFAULT_MAX_LINE_BYTES),
-        max_depth=_positive_int(config, "evals_max_json_depth", jsonl.DEFAULT_MAX_DEPTH),
+    limits.set_limits(
+        max_line_bytes=_positive_int(config, "evals_max_line_bytes", limits.DEFAULT_MAX_LINE_BYTES),
+        max_depth=_positive_int(config, "evals_max_json_depth", limits.DEFAULT_MAX_DEPTH),
     )
     config.stash[_problems_key] = []
 
@@ -64,18 +64,25 @@ def pytest_configure(config: pytest.Config) -> None:
 def _scrub_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     longrepr = report.longrepr
     if longrepr is not None and not isinstance(longrepr, tuple):
-        text = longrepr if isinstance(longrepr, str) else str(report.longreprtext)
-        if redact.needs_scrub(text):
-            # The structured repr cannot be edited in place; its text can.
-            report.longrepr = redact.scrub(text)
+        # A suite case's failure text was scrubbed when it was built (collect.py):
+        # rendering it again only to search it was a tenth of a cached run.
+        if not getattr(longrepr, "evals_scrubbed", False):
+            text = longrepr if isinstance(longrepr, str) else str(report.longreprtext)
+            if redact.needs_scrub(text):
+                # The structured repr cannot be edited in place; its text can.
+                report.longrepr = redact.scrub(text)
     elif isinstance(longrepr, tuple) and len(longrepr) == 3:
         # Skips: (path, line, message).
         report.longrepr = (longrepr[0], longrepr[1], redact.scrub(str(longrepr[2])))
-    report.sections = [(redact.scrub(title), redact.scrub(body)) for title, body in report.sections]
+    # Everything else is searched in one pass per report and rebuilt only when dirty.
+    if report.sections and redact.dirty(report.sections):
+        report.sections = [(redact.scrub(title), redact.scrub(body)) for title, body in report.sections]
     if isinstance(report, pytest.TestReport):
-        report.user_properties = [
-            (redact.scrub(str(name)), redact.scrub_obj(value)) for name, value in report.user_properties
-        ]
+        props = report.user_properties
+        if props and (redact.dirty(props) or not all(type(name) is str for name, _ in props)):
+            report.user_properties = [
+                (redact.scrub(str(name)), redact.scrub_obj(value)) for name, value in props
+            ]
         data = getattr(report, REPORT_ATTR, None)
         if data is not None:
             setattr(report, REPORT_ATTR, redact.scrub_obj(data))
@@ -99,7 +106,9 @@ def problems(config: pytest.Config) -> list[str]:
     """Run-level problems of this process and (on the controller) of every worker."""
     stored = config.stash.get(_problems_key, None)
     seen = list(stored or [])
-    for note in llm_cache.problems():
+    # Only a run that used the response cache can have its problems (and has loaded it).
+    llm_cache = sys.modules.get("pytest_evals.llm.cache")
+    for note in llm_cache.problems() if llm_cache is not None else ():
         if note not in seen:
             seen.append(note)
     return seen

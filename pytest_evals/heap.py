@@ -42,9 +42,9 @@ class HeapFreezer:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_evals.collect import CaseItem
+        from pytest_evals.partition import is_case_nodeid
 
-        if sum(isinstance(it, CaseItem) for it in session.items) >= MIN_CASES:
+        if sum(is_case_nodeid(it.nodeid) for it in session.items) >= MIN_CASES:
             gc.collect()  # so that no garbage is frozen with the tree
             gc.freeze()
             self.frozen = True

@@ -23,30 +23,17 @@ from typing import Any
 
 from pytest_evals.caseref import CaseRef
 from pytest_evals.errors import CaseInputError
+
+# The limits live in a module of their own: the plugin sets them on every run without
+# importing this reader.
+from pytest_evals.limits import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+from pytest_evals.limits import DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
+from pytest_evals.limits import max_depth, max_line_bytes
+from pytest_evals.limits import set_limits as set_limits
 from pytest_evals.redact import escape_surrogates
 
 BOM = b"\xef\xbb\xbf"
 
-#: A case line is kilobytes; 32 MiB leaves room for long documents.
-DEFAULT_MAX_LINE_BYTES = 32 * 2**20
-#: Real cases nest a few levels; the limit stays far below Python's recursion limit,
-#: which every later step (validation, reports) walks too.
-DEFAULT_MAX_DEPTH = 128
-_limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "max_depth": DEFAULT_MAX_DEPTH}
-
-
-def set_limits(*, max_line_bytes: int, max_depth: int) -> None:
-    """Set from the ini keys ``evals_max_line_bytes`` / ``evals_max_json_depth``."""
-    _limits["max_line_bytes"] = max_line_bytes
-    _limits["max_depth"] = max_depth
-
-
-def max_line_bytes() -> int:
-    return _limits["max_line_bytes"]
-
-
-def max_depth() -> int:
-    return _limits["max_depth"]
 
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')

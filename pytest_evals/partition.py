@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_evals.suite import is_suite_path
+from pytest_evals.families import is_suite_path
 
 _WORKER_NUM = re.compile(r"(\d+)$")
 

@@ -1,28 +1,32 @@
 """pytest entry point: wires the pytest_evals modules to pytest's hooks.
 
-No evaluation logic lives here. Heavy libraries are imported by the modules that need
-them, when they need them, so loading the plugin costs a few milliseconds.
+No evaluation logic lives here. Every pytest run of anyone who installs pytest_evals
+loads this module, so it imports nothing heavy: the modules behind each hook (the
+suite model, pydantic, yaml, asyncio, the LLM layer, numpy) are imported inside the
+hooks, when a suite is actually collected or run (as xdist's and Hypothesis' plugins
+do). ``tests/core/test_core_startup.py`` keeps it that way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evals import api, hookspecs
-from pytest_evals.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
-from pytest_evals.caserunner import RUNNER_KEY, CaseRunner
-from pytest_evals.collect import CaseItem, SuiteErrorItem, SuiteFile
-from pytest_evals.heap import HeapFreezer
+from pytest_evals import hookspecs
+from pytest_evals.families import is_suite_path
 from pytest_evals.partition import BLOCKS_FLAG, case_file_patterns, set_extra_patterns
-from pytest_evals.results import REPORT_ATTR, CaseResult
-from pytest_evals.suite import is_suite_path
-from pytest_evals.suitecache import SUITES_KEY, SuiteCache
+
+if TYPE_CHECKING:
+    from pytest_evals.aggregator import Aggregator
 
 _PREVIOUS_PATTERNS = pytest.StashKey[tuple[str, ...]]()
+#: Set once a test function is parametrized by ``pytest_evals.cases`` (see api.py).
+_CASES_MARKER_USED = pytest.StashKey[bool]()
+#: api.MARKER, named here so that runs which never use it do not import api.
+CASES_MARKER = "evals_cases"
 
 # Each area registers its own options and hooks.
 pytest_plugins = [
@@ -101,9 +105,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{api.MARKER}(path, ...): parametrize with the cases of a JSONL file")
+    config.addinivalue_line("markers", f"{CASES_MARKER}(path, ...): parametrize with the cases of a JSONL file")
     patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
     config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
+    from pytest_evals.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
+    from pytest_evals.caserunner import RUNNER_KEY, CaseRunner
+    from pytest_evals.heap import HeapFreezer
+    from pytest_evals.suitecache import SUITES_KEY, SuiteCache
+
     config.stash[SUITES_KEY] = SuiteCache(config)
     runner = CaseRunner(config)
     config.stash[RUNNER_KEY] = runner
@@ -125,10 +134,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from pytest_evals.aggregator import get_aggregator
+    from pytest_evals.caserunner import RUNNER_KEY
+
     runner = config.stash.get(RUNNER_KEY, None)
     if runner is not None:
         runner.close()
-    aggregator = config.stash.get(AGGREGATOR_KEY, None)
+    aggregator = get_aggregator(config)
     if aggregator is not None:
         aggregator.close()
     previous = config.stash.get(_PREVIOUS_PATTERNS, None)
@@ -161,40 +173,45 @@ class _XdistPartition:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_suite_path(file_path.name, case_file_patterns()):
+        from pytest_evals.collect import SuiteFile
+
         return SuiteFile.from_parent(parent, path=file_path)
     return None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker(CASES_MARKER) is None:
+        return
+    from pytest_evals import api
+
+    metafunc.config.stash[_CASES_MARKER_USED] = True
     api.generate_tests(metafunc)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     yield
-    api.load_param(item)
+    if item.config.stash.get(_CASES_MARKER_USED, False):
+        from pytest_evals import api
+
+        api.load_param(item)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
-    if isinstance(item, CaseItem) and item.evals_result is not None:
-        # The result rides on the report of the phase that decided the outcome.
-        if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
-            setattr(report, REPORT_ATTR, item.evals_result.to_json())
-        elif call.when == "teardown":
-            # The controller keeps its own copy; items live to the end of the run.
-            item.evals_result = None
-    elif isinstance(item, SuiteErrorItem) and call.when == "setup":
-        result = CaseResult(
-            suite=item.parent.nodeid if item.parent else item.nodeid,
-            task="",
-            case_id="suite-error",
-            source=str(item.path),
-            status="error",
-            message=item.message,
-            error_kind="config",
-        )
-        setattr(report, REPORT_ATTR, result.to_json())
+    # Suite items (collect.py) put their result on the report; others lack the method.
+    attach = getattr(item, "evals_attach_result", None)
+    if attach is not None:
+        attach(report, call.when)
     return report
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # A case failure reaches the xdist controller as text and crash location (collect.py).
+    crash = getattr(report, "evals_crash", None)
+    if crash is not None and isinstance(report.longrepr, str):
+        from pytest_evals.collect import restore_failure_repr
+
+        restore_failure_repr(report, crash)

@@ -31,6 +31,10 @@ MIN_SECRET_LENGTH = 4
 _lock = threading.Lock()
 _forms: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+_SURROGATES = "[\ud800-\udfff]"
+#: What makes a text need scrubbing, in one pattern: a lone surrogate or any secret
+#: form (one regex pass per text instead of two; see :func:`needs_scrub`).
+_dirty_pattern: re.Pattern[str] = re.compile(_SURROGATES)
 
 
 def _encodings(value: str) -> set[str]:
@@ -46,7 +50,7 @@ def _encodings(value: str) -> set[str]:
 
 def register(value: str | None) -> None:
     """Mask ``value`` (and its encoded forms) in every text that leaves the process."""
-    global _pattern
+    global _pattern, _dirty_pattern
     if not value or len(value) < MIN_SECRET_LENGTH:
         return
     new = _encodings(value) - _forms
@@ -56,7 +60,9 @@ def register(value: str | None) -> None:
         _forms.update(new)
         # Longest first, so a secret that contains another is masked whole.
         ordered = sorted(_forms, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(f) for f in ordered))
+        alternatives = "|".join(re.escape(f) for f in ordered)
+        _pattern = re.compile(alternatives)
+        _dirty_pattern = re.compile(f"{_SURROGATES}|{alternatives}")
 
 
 def register_userinfo(user: str, password: str) -> None:
@@ -100,7 +106,7 @@ def contains_secret(text: str) -> bool:
     return pattern is not None and pattern.search(text) is not None
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(_SURROGATES)
 
 
 def escape_surrogates(text: str) -> str:
@@ -116,14 +122,42 @@ def scrub(text: str) -> str:
     return redact(escape_surrogates(text))
 
 
-def _dirty(value: Any) -> bool:
+def _strings(value: Any, out: list[str]) -> None:
+    """Every string inside ``value`` (dict keys too), depth first."""
     if isinstance(value, str):
-        return needs_scrub(value)
-    if isinstance(value, dict):
-        return any(_dirty(k) or _dirty(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_dirty(v) for v in value)
-    return False
+        out.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            # Strings are the common leaves: appended without a call.
+            if type(key) is str:
+                out.append(key)
+            else:
+                _strings(key, out)
+            if type(item) is str:
+                out.append(item)
+            elif item is not None and not isinstance(item, (int, float)):
+                _strings(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if type(item) is str:
+                out.append(item)
+            elif item is not None and not isinstance(item, (int, float)):
+                _strings(item, out)
+
+
+def dirty(value: Any) -> bool:
+    """Whether any string inside ``value`` needs :func:`scrub`.
+
+    The strings are joined and searched once: a case result holds dozens of short
+    strings, and one regex pass over their concatenation costs a fraction of one per
+    string (this runs on every report). Each string is a substring of the joined text,
+    so nothing is missed; a match across a joint only costs a needless scrub.
+    """
+    if isinstance(value, str):
+        return _dirty_pattern.search(value) is not None
+    parts: list[str] = []
+    _strings(value, parts)
+    return bool(parts) and _dirty_pattern.search("\x00".join(parts)) is not None
 
 
 def scrub_obj(value: Any) -> Any:
@@ -132,7 +166,7 @@ def scrub_obj(value: Any) -> Any:
     Nearly every value is clean: it is checked first and returned as it is, so the
     common case allocates nothing (this runs on every case report).
     """
-    return _scrub_obj(value) if _dirty(value) else value
+    return _scrub_obj(value) if dirty(value) else value
 
 
 def _scrub_obj(value: Any) -> Any:
@@ -148,7 +182,7 @@ def _scrub_obj(value: Any) -> Any:
 
 
 def needs_scrub(text: str) -> bool:
-    return _SURROGATE.search(text) is not None or contains_secret(text)
+    return _dirty_pattern.search(text) is not None
 
 
 def known_forms() -> Iterable[str]:
@@ -158,10 +192,11 @@ def known_forms() -> Iterable[str]:
 
 def clear() -> None:
     """Forget every secret (tests that run several configurations in one process)."""
-    global _pattern
+    global _pattern, _dirty_pattern
     with _lock:
         _forms.clear()
         _pattern = None
+        _dirty_pattern = re.compile(_SURROGATES)
 
 
 _factory_installed = False

@@ -8,7 +8,6 @@ are applied here, once, so workers and the controller see the same configuration
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import types
 import typing
@@ -21,13 +20,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_evals.errors import SuiteConfigError
+from pytest_evals.families import CORE_SUITE_PATTERNS
 
-SUITE_PATTERNS: tuple[str, ...] = ("*.eval.yaml", "*.eval.yml")
-
-
-def is_suite_path(name: str, patterns: Iterable[str] = SUITE_PATTERNS) -> bool:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(base, p) for p in patterns)
+#: The core's suite file patterns (defined with the families' ones, where the plugin
+#: reads them without importing this module).
+SUITE_PATTERNS: tuple[str, ...] = CORE_SUITE_PATTERNS
 
 
 class MetricSpec(BaseModel):

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals.errors import EvalsError, SuiteConfigError
-from pytest_evals.suite import Override, Suite, load_suite
 
 if TYPE_CHECKING:
+    from pytest_evals.suite import Override, Suite
     from pytest_evals.tasks.base import Task
 
 SUITES_KEY = pytest.StashKey["SuiteCache"]()
@@ -24,6 +24,12 @@ SUITES_KEY = pytest.StashKey["SuiteCache"]()
 
 def overrides_from_options(config: pytest.Config) -> list[Override]:
     """The suite field overrides the command line asks for, in the order given."""
+    # The suite model (pydantic, yaml) loads only when overrides or suites are used.
+    named = ("evals_generate", "evals_n_runs", "evals_sample", "evals_seed")
+    if all(config.getoption(name, None) is None for name in named) and not config.getoption("evals_set", None):
+        return []
+    from pytest_evals.suite import Override
+
     out: list[Override] = []
     generate = config.getoption("evals_generate", None)
     if generate is not None:
@@ -61,6 +67,7 @@ class SuiteCache:
 
     def _load(self, path: Path, nodeid: str) -> tuple[Suite, Task[Any]] | EvalsError:
         from pytest_evals.families import implicit_suite
+        from pytest_evals.suite import load_suite
         from pytest_evals.tasks import get_task_class
 
         try:

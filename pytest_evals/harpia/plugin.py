@@ -99,6 +99,8 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
     live = config.stash.get(_LIVE, None)
     if live is not None:
         live.close()  # the complete log replaces what was appended
+    if not any("harpia" in (s.get("tables") or {}) for s in summary.get("suites", [])):
+        return  # no HarpIA suite in this run: the writers (and metrics) are not imported
     from pytest_evals.harpia.writers import harpia_suites, write_log, write_output
 
     suites = harpia_suites(summary)

@@ -8,18 +8,34 @@ transports (:mod:`.transport`: the openai SDK or a lean aiohttp path), retries
 judges (:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
 (:mod:`.plugin`) and Batch API mode (:mod:`.batch`).
 
-Importing this package is cheap: the openai SDK, aiohttp and diskcache load on first use.
+Importing this package is cheap (every pytest run does, through the plugin): the
+client, the judge (pydantic), the openai SDK, aiohttp and diskcache load on first use;
+the names below are resolved lazily.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
-from pytest_evals.engine import session_engine
-from pytest_evals.llm.client import ChatResponse, LLMClient
-from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
-from pytest_evals.llm.judge import Judge, parse_verdict
-from pytest_evals.llm.settings import LLMSettings, settings_from_config
+if TYPE_CHECKING:
+    from pytest_evals.llm.client import ChatResponse, LLMClient
+    from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
+    from pytest_evals.llm.judge import Judge, parse_verdict
+    from pytest_evals.llm.settings import LLMSettings
+
+_EXPORTS: dict[str, str] = {
+    "ChatResponse": "pytest_evals.llm.client",
+    "LLMClient": "pytest_evals.llm.client",
+    "DryRunSkip": "pytest_evals.llm.errors",
+    "LLMError": "pytest_evals.llm.errors",
+    "OfflineError": "pytest_evals.llm.errors",
+    "Judge": "pytest_evals.llm.judge",
+    "parse_verdict": "pytest_evals.llm.judge",
+    "LLMSettings": "pytest_evals.llm.settings",
+}
 
 __all__ = [
     "ChatResponse",
@@ -36,13 +52,24 @@ __all__ = [
 ]
 
 _client_key = pytest.StashKey["LLMClient"]()
-_settings_key = pytest.StashKey[LLMSettings]()
+_settings_key = pytest.StashKey["LLMSettings"]()
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_evals.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def get_settings(config: pytest.Config) -> LLMSettings:
     """This process's LLM settings (resolved once from options, ini and environment)."""
     settings = config.stash.get(_settings_key, None)
     if settings is None:
+        from pytest_evals.llm.settings import settings_from_config
+
         settings = settings_from_config(config)
         config.stash[_settings_key] = settings
     return settings
@@ -52,6 +79,9 @@ def get_client(config: pytest.Config) -> LLMClient:
     """The process-wide client (one per pytest process / xdist worker)."""
     client = config.stash.get(_client_key, None)
     if client is None:
+        from pytest_evals.engine import session_engine
+        from pytest_evals.llm.client import LLMClient
+
         # Without a session (the client used outside a pytest_evals run) the client
         # runs its own engine for sync callers.
         client = LLMClient(get_settings(config), engine=session_engine(config))

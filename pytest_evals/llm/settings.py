@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
+#: The embedded offline judge's model and display name (llm/offline.py runs it; the
+#: names live here, where every run's summary reads them without loading it).
+OFFLINE_MODEL_NAME = "all-MiniLM-L6-v2"
+OFFLINE_DISPLAY_NAME = f"{OFFLINE_MODEL_NAME} (embedded offline judge)"
 #: Lets a test suite (or CI) move every cache away from the user's home in one place.
 CACHE_DIR_ENV = "PYTEST_EVALS_CACHE_DIR"
 

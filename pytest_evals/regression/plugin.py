@@ -188,8 +188,6 @@ def terminal_lines(summary: SuiteSummary) -> list[tuple[str, dict[str, bool]]]:
 
 def write_markdown(config: pytest.Config, summary: dict[str, Any]) -> list[str]:
     """Write the Markdown summary where asked; returns the paths written."""
-    from pytest_evals.regression.markdown import render
-
     targets: list[tuple[Path, str]] = []
     path = config.getoption("evals_markdown", None)
     if path:
@@ -201,6 +199,8 @@ def write_markdown(config: pytest.Config, summary: dict[str, Any]) -> list[str]:
         targets.append((Path(step), "a"))
     if not targets:
         return []
+    from pytest_evals.regression.markdown import render
+
     html = config.getoption("htmlpath", None)
     text = render(summary, html_report=str(html) if html else None)
     written = []

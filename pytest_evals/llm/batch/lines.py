@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+# OpenAI's limits per batch input file (defined with the options, which show them).
+from pytest_evals.llm.batch.options import MAX_BYTES as MAX_BYTES
+from pytest_evals.llm.batch.options import MAX_LINES as MAX_LINES
 from pytest_evals.llm.retry import AttemptError
 from pytest_evals.llm.transport import Completion, completion_from_json
 
 URL = "/v1/chat/completions"
-#: OpenAI's limits per batch input file: 50,000 requests and 200 MB.
-MAX_LINES = 50_000
-MAX_BYTES = 200 * 1024 * 1024
 
 
 def input_line(key: str, body: Mapping[str, Any]) -> bytes:

@@ -7,8 +7,12 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_evals.llm.batch.lines import MAX_BYTES, MAX_LINES
 from pytest_evals.llm.batch.prices import batch_price_table
+
+#: OpenAI's limits per batch input file: 50,000 requests and 200 MB (the options show
+#: them; :mod:`.lines` enforces them and is imported only when a batch is built).
+MAX_LINES = 50_000
+MAX_BYTES = 200 * 1024 * 1024
 
 Retry = Literal["batch", "live"]
 

@@ -50,13 +50,20 @@ def _reporter(config: pytest.Config) -> Any:
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     config = session.config
     settings = config.stash[_settings_key]
-    if session.items and not config.option.collectonly:
+    # Only --evals-batch or a suite with ``batch: true`` has a batch phase; the driver
+    # (the LLM client) is not imported for the other runs.
+    if session.items and not config.option.collectonly and (settings.enabled or _batch_suites(session.items)):
         from pytest_evals.llm.batch.driver import cases_of
 
         cases = cases_of(session.items, settings.enabled)
         if cases:
             _run_phase(config, settings, cases)
     return (yield)
+
+
+def _batch_suites(items: list[pytest.Item]) -> bool:
+    # Case items carry their task (collect.py); others have none.
+    return any(getattr(getattr(getattr(it, "task", None), "config", None), "batch", False) for it in items)
 
 
 def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any]) -> None:
