@@ -45,6 +45,8 @@ def environment(package: str) -> jinja2.Environment:
         loader=jinja2.PackageLoader(package, "templates"),
         autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
         undefined=jinja2.StrictUndefined,
+        # Package files do not change during a run: no stat() per template lookup.
+        auto_reload=False,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
@@ -61,6 +63,9 @@ def render(package: str, name: str, /, **context: Any) -> str:
     return environment(package).get_template(name).render(**context)
 
 
+@functools.cache
 def macros(package: str, name: str) -> Any:
-    """The macros of a template, callable from Python (each returns escaped markup)."""
+    """The macros of a template, callable from Python (each returns escaped markup).
+
+    Cached: the report calls them once per table row."""
     return environment(package).get_template(name).module
