@@ -44,6 +44,11 @@ def _preload() -> None:
     import sentence_transformers  # noqa: F401
     import torch  # noqa: F401
 
+    # transformers loads this lazily; loaded first inside an in-process run it would be
+    # dropped afterwards while the cached BERTScore tokenizer keeps the old class, and
+    # bert_score's idf pool then cannot pickle it (depends on which tests ran before)
+    import transformers.models.bert.tokenization_bert  # noqa: F401
+
 
 _preload()
 
