@@ -15,7 +15,8 @@ timed from outside, each ratio against a baseline measured in the same round:
 
 (a) cold run / the raw client, server at 100 ms                         <= 1.8x
 (b) fully cached rerun (0 requests) / 2,000 trivial parametrized pytest
-    tests with as many failing, same ``-q --tb=no``                     <= 1.2x
+    tests with as many failing, same ``-q --tb=no``, pytest_evals not
+    loaded (``-p no:evals``; the run with it loaded is shown too)       <= 1.2x
 (c) at ``--slow-latency`` (500 ms): the run's throughput / the raw client's >= 0.85x
 
 Rounds alternate the variants (a noisy machine hits them alike); medians are reported.
@@ -276,9 +277,13 @@ def bench_pytest(args: argparse.Namespace) -> int:
                     (trivial / "test_trivial.py").write_text(TRIVIAL_TESTS.format(n=n, failing=failing))
                     # Alternate the cached rerun and its baseline.
                     cached, last_cached = _pytest_process(root, *run_args)
-                    base, last_base = _pytest_process(trivial)
+                    # The baseline is pytest alone (our plugin not loaded): what the
+                    # suite's cases cost beyond plain tests, start-up included.
+                    base, last_base = _pytest_process(trivial, "-p", "no:evals")
+                    with_plugin, _ = _pytest_process(trivial)
                     note("pytest cached rerun", cached)
                     note(f"{n} trivial tests, {failing} failing", base)
+                    note("  the same with pytest_evals loaded", with_plugin)
                     if r == 0:
                         print(f"    cached rerun: {last_cached}\n    trivial tests: {last_base}")
                     ratio_b.append(cached / base)
