@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     (work / "pytest.ini").write_text(INI, encoding="utf-8")
     sample = f"sample: {args.items}" if args.items else ""
     (work / "halueval.eval.yaml").write_text(
-        SUITE.format(data_dir=Path(args.data_dir).resolve(), sample=sample), encoding="utf-8"
+        SUITE.format(data_dir=Path(args.data_dir).resolve(), sample=sample, protocol=""), encoding="utf-8"
     )
     print(f"work folder: {work}")
     base = [
