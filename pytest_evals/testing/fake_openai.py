@@ -276,7 +276,9 @@ class FakeOpenAIApp:
         self.batches = BatchStore(self)
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        # Request bodies up to OpenAI's 200 MB batch input file (uploaded in one request)
+        # plus form overhead: a 35,000-item HaluEval batch is ~82 MB.
+        app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_post("/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
