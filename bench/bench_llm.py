@@ -50,7 +50,7 @@ PROMPT = (
 
 
 #: Client CPU seconds per request, by variant (the server runs in another process).
-CPU: dict[str, list[float]] = {"raw": [], "aiohttp": [], "openai": []}
+CPU: dict[str, list[float]] = {"raw": [], "process": [], "aiohttp": [], "openai": []}
 
 
 def judge_prompts(n: int) -> list[str]:
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--requests", type=int, default=2000)
     ap.add_argument("-c", "--concurrency", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.1)
-    ap.add_argument("--transports", default="aiohttp,openai")
+    ap.add_argument("--transports", default="process,aiohttp,openai")
     ap.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds; medians are reported"
     )

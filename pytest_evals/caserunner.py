@@ -54,6 +54,7 @@ class CaseRunner:
         self._prefetchers: list[Prefetcher] = []
         self._prefetched: dict[str, Prefetcher] = {}
         self._positions: list[pytest.Item] | None = None
+        self._warming = False
 
     def result_for(self, item: CaseItem) -> CaseResult:
         task = item.task
@@ -69,6 +70,19 @@ class CaseRunner:
         if prefetcher is not None:
             return prefetcher.result(item.nodeid, self.case_timeout)
         return self._on_engine(item)
+
+    def warm_up(self) -> None:
+        """Called when a suite file is collected: the model client learns it serves
+        suites (its ``auto`` transport is then the helper process) and, with an endpoint
+        configured, the engine loop and the helper (a few hundred ms to start) start
+        now, while collection goes on."""
+        if self._warming or self.config.option.collectonly or self.ctx.offline:
+            return
+        self._warming = True
+        client = self.ctx.llm
+        client.for_suites = True
+        if client.transport_kind() == "process":
+            self.engine.submit(client.prepare())
 
     # -- the four ways -------------------------------------------------------------------
     def _drive(self, item: CaseItem) -> CaseResult:

@@ -52,6 +52,10 @@ class CaseError(CaseFailure):
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        from pytest_evals.caserunner import get_runner
+
+        # The engine loop and the HTTP helper start now, while the suites are read.
+        get_runner(self.config).warm_up()
         try:
             from pytest_evals.case_ids import unique_refs
 

@@ -1,11 +1,12 @@
 """The LLM layer: a cached, concurrent, retrying OpenAI-compatible client and judges.
 
-Owns everything that talks to a model: the client (:mod:`.client`) and its two
-transports (:mod:`.transport`: the openai SDK or a lean aiohttp path), retries
-(:mod:`.retry`), the adaptive concurrency limit (:mod:`.limiter`), the response cache
-(:mod:`.cache`), settings and options (:mod:`.settings`, :mod:`.options`), the API key
-(:mod:`.secret`), usage and prices (:mod:`.stats`, :mod:`.pricing`, :mod:`.tokens`), the
-judges (:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
+Owns everything that talks to a model: the client (:mod:`.client`) and its
+transports (:mod:`.transport`: the openai SDK or a lean aiohttp path, which
+:mod:`.relay` runs in a helper process by default), retries (:mod:`.retry`), the
+adaptive concurrency limit (:mod:`.limiter`), the response cache (:mod:`.cache`),
+settings and options (:mod:`.settings`, :mod:`.options`), the API key (:mod:`.secret`),
+usage and prices (:mod:`.stats`, :mod:`.pricing`, :mod:`.tokens`), the judges
+(:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
 (:mod:`.plugin`) and Batch API mode (:mod:`.batch`).
 
 Importing this package is cheap (every pytest run does, through the plugin): the
@@ -18,9 +19,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 if TYPE_CHECKING:
+    import pytest
+
     from pytest_evals.llm.client import ChatResponse, LLMClient
     from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
     from pytest_evals.llm.judge import Judge, parse_verdict
@@ -51,8 +52,18 @@ __all__ = [
     "parse_verdict",
 ]
 
-_client_key = pytest.StashKey["LLMClient"]()
-_settings_key = pytest.StashKey["LLMSettings"]()
+# pytest itself is imported by the functions below, not here: the process transport's
+# helper (relay.py) imports this package and has no use for pytest.
+_keys: dict[str, Any] = {}
+
+
+def _key(name: str) -> Any:
+    key = _keys.get(name)
+    if key is None:
+        import pytest
+
+        key = _keys.setdefault(name, pytest.StashKey())
+    return key
 
 
 def __getattr__(name: str) -> Any:
@@ -66,18 +77,20 @@ def __getattr__(name: str) -> Any:
 
 def get_settings(config: pytest.Config) -> LLMSettings:
     """This process's LLM settings (resolved once from options, ini and environment)."""
-    settings = config.stash.get(_settings_key, None)
+    key = _key("settings")
+    settings: LLMSettings | None = config.stash.get(key, None)
     if settings is None:
         from pytest_evals.llm.settings import settings_from_config
 
         settings = settings_from_config(config)
-        config.stash[_settings_key] = settings
+        config.stash[key] = settings
     return settings
 
 
 def get_client(config: pytest.Config) -> LLMClient:
     """The process-wide client (one per pytest process / xdist worker)."""
-    client = config.stash.get(_client_key, None)
+    key = _key("client")
+    client: LLMClient | None = config.stash.get(key, None)
     if client is None:
         from pytest_evals.engine import session_engine
         from pytest_evals.llm.client import LLMClient
@@ -85,13 +98,14 @@ def get_client(config: pytest.Config) -> LLMClient:
         # Without a session (the client used outside a pytest_evals run) the client
         # runs its own engine for sync callers.
         client = LLMClient(get_settings(config), engine=session_engine(config))
-        config.stash[_client_key] = client
+        config.stash[key] = client
     return client
 
 
 def peek_client(config: pytest.Config) -> LLMClient | None:
     """The client if one was created (the plugin's summary must not create one)."""
-    return config.stash.get(_client_key, None)
+    client: LLMClient | None = config.stash.get(_key("client"), None)
+    return client
 
 
 def is_offline(config: pytest.Config) -> bool:

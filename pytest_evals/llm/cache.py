@@ -280,6 +280,11 @@ class ResponseCache:
 
     # -- the transactional part (writer thread only) ------------------------------------
     def _apply(self, cache: diskcache.Cache, kind: str, key: str, value: Any) -> Any:
+        if kind == "store":
+            # Only the claim's owner stores, and a claim outlives the worst case of its
+            # request, so what this replaces is our own claim: no need to read it.
+            cache.set(key, value)
+            return None
         current = cache.get(key)
         if kind == "claim":
             answer = self.usable(current)
@@ -295,11 +300,6 @@ class ResponseCache:
                 previous = current if is_answer(current) else None
             cache.set(key, claim_record(new_claim(self.claim_ttl), previous))
             return "claimed", None
-        if kind == "store":
-            # Only the claim's owner stores, and a claim outlives the worst case of its
-            # request, so what this replaces is our own claim.
-            cache.set(key, value)
-            return None
         if kind == "release":
             claim = claim_of(current)
             if claim is not None and claim.mine:

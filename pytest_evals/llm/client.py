@@ -41,7 +41,7 @@ from pytest_evals.llm.retry import AttemptError, Backoff
 from pytest_evals.llm.settings import LLMSettings
 from pytest_evals.llm.stats import LLMStats
 from pytest_evals.llm.tokens import estimate_completion_tokens, estimate_prompt_tokens
-from pytest_evals.llm.transport import Completion, Transport, make_transport
+from pytest_evals.llm.transport import AiohttpTransport, Completion, OpenAITransport, Transport
 
 if TYPE_CHECKING:
     from pytest_evals.engine import Engine
@@ -124,6 +124,29 @@ class _LoopState:
     dry_counted: set[tuple[str, str]] = field(default_factory=set)
 
 
+def resolve_transport(settings: LLMSettings, for_suites: bool) -> str:
+    """The path ``--evals-transport`` names. ``auto``: the helper process for the cases of
+    suites (many requests while pytest's item loop holds the GIL), aiohttp in this process
+    for direct use (a script, a test calling the ``llm`` fixture) and on Windows."""
+    if settings.transport != "auto":
+        return settings.transport
+    return "process" if for_suites and sys.platform != "win32" else "aiohttp"
+
+
+def make_transport(
+    settings: LLMSettings, for_suites: bool = False, stats: LLMStats | None = None
+) -> Transport:
+    """The transport, created on the running loop (see transport.py and relay.py)."""
+    kind = resolve_transport(settings, for_suites)
+    if kind == "process":
+        from pytest_evals.llm.relay import ProcessTransport
+
+        return ProcessTransport(settings, stats)
+    if kind == "aiohttp":
+        return AiohttpTransport(settings)
+    return OpenAITransport(settings)
+
+
 class LLMClient:
     """Cached, concurrency-limited, retrying client for one OpenAI-compatible endpoint."""
 
@@ -135,6 +158,9 @@ class LLMClient:
         self._own_engine: Engine | None = None
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
         self._lock = threading.Lock()
+        #: Set when this run collects suites (the case runner): what the ``auto``
+        #: transport decides by.
+        self.for_suites = False
         self.cache: ResponseCache | None = None
         if settings.cache:
             self.cache = ResponseCache(
@@ -184,8 +210,24 @@ class LLMClient:
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:
-            state.transport = make_transport(self.settings)
+            state.transport = make_transport(self.settings, self.for_suites, self.stats)
         return state.transport
+
+    def transport_kind(self) -> str:
+        """The transport a request would use now: process, aiohttp or openai."""
+        return resolve_transport(self.settings, self.for_suites)
+
+    async def prepare(self) -> None:
+        """Set up this loop's transport ahead of the first request (the process
+        transport's helper starts while pytest is still collecting). Best effort: a
+        failure here is met again, and reported, by the first request."""
+        if self.offline or self.settings.dry_run:
+            return
+        with contextlib.suppress(Exception):
+            transport = self._transport(self._state())
+            start = getattr(transport, "start", None)
+            if start is not None:
+                await start()
 
     # -- the request ------------------------------------------------------------------------
     def build_request(

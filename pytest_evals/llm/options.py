@@ -56,7 +56,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-transport",
         choices=TRANSPORTS,
-        help="HTTP path: aiohttp (default, fastest) or openai (the SDK)",
+        help="HTTP path: auto (default: aiohttp, in a helper process on another core for "
+        "suites' cases), process, aiohttp (in this process) or openai (the SDK)",
     )
     add(
         "--evals-cache-dir",
@@ -112,7 +113,7 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_temperature", "default temperature", default="")
     ini("evals_model_seed", "seed sent to the model", default="")
     ini("evals_concurrency", "model requests in flight per process", default="")
-    ini("evals_transport", "aiohttp or openai", default="")
+    ini("evals_transport", "auto, process, aiohttp or openai", default="")
     ini("evals_max_response_bytes", "largest response body read from the endpoint (default 16 MiB)", default="")
     ini("evals_cache_dir", "response cache root", default="")
     ini("evals_cache", "use the response cache", type="bool", default=True)

@@ -33,8 +33,8 @@ CACHE_DIR_ENV = "PYTEST_EVALS_CACHE_DIR"
 #: A chat completion is kilobytes; 16 MiB leaves room for long replies and logprobs.
 DEFAULT_MAX_BODY_BYTES = 16 * 2**20
 
-Transport = Literal["openai", "aiohttp"]
-TRANSPORTS: tuple[str, ...] = ("openai", "aiohttp")
+Transport = Literal["auto", "process", "openai", "aiohttp"]
+TRANSPORTS: tuple[str, ...] = ("auto", "process", "openai", "aiohttp")
 
 
 def default_cache_dir() -> Path:
@@ -66,7 +66,7 @@ class LLMSettings:
     refresh: bool = False
     dry_run: bool = False
     force_offline: bool = False
-    transport: Transport = "aiohttp"
+    transport: Transport = "auto"
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Largest response body read from the endpoint (an endless body must not fill memory).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -216,7 +216,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         refresh=_bool(pick("refresh", ini=False) or False),
         dry_run=_bool(pick("dry_run", ini=False) or False),
         force_offline=_bool(pick("offline") or False),
-        transport=pick("transport") or "aiohttp",
+        transport=pick("transport") or "auto",
         max_body_bytes=_optional_number(
             _pick(config, "evals_max_response_bytes", "evals_max_response_bytes"),
             int,

@@ -35,6 +35,9 @@ class LLMStats:
     #: Lowest concurrency the adaptive limiter went down to (0: never reported).
     lowest_concurrency: int = 0
     peak_in_flight: int = 0
+    #: HTTP helper processes started (the process transport; one per xdist worker,
+    #: more if one died and was replaced).
+    helper_processes: int = 0
 
     def add(self, other: LLMStats) -> None:
         for f in fields(self):

@@ -1,15 +1,15 @@
-"""Sending one chat completion request: through the openai SDK, or a lean aiohttp path.
+"""Sending one chat completion request: through the openai SDK, or a lean aiohttp path
+(which the default ``process`` transport, :mod:`.relay`, runs in a helper process).
 
-Both transports make exactly one attempt and turn every failure into an
+Every transport makes exactly one attempt and turns every failure into an
 :class:`~pytest_evals.llm.retry.AttemptError` (retryable or not); retries, deadlines
-and concurrency belong to the client. Both are created on the event loop that uses
-them, because their connection pools are bound to it.
+and concurrency belong to the client. Each is created on the event loop that uses it,
+because its connection pool is bound to it.
 
-``openai`` (default) is the official SDK on its aiohttp backend
-(``openai.DefaultAioHttpClient``): on this project's benchmark it keeps above 0.9x the
-throughput of a bare aiohttp client, where the SDK's default httpx backend reaches
-about 0.7x. ``aiohttp`` posts the same JSON with aiohttp directly, for servers or
-environments where the SDK's per-request cost matters.
+``openai`` is the official SDK on its aiohttp backend (``openai.DefaultAioHttpClient``;
+its default httpx backend costs almost twice the CPU per request). ``aiohttp`` posts
+the same JSON with aiohttp directly, at about a third of the SDK's CPU per request
+(docs/llm.md, "Transport").
 """
 
 from __future__ import annotations
@@ -169,28 +169,33 @@ def error_message(raw: bytes) -> str:
 
 class AiohttpTransport:
     def __init__(self, settings: LLMSettings) -> None:
+        self.setup(settings.base_url, settings.authorization, settings.concurrency, settings.max_body_bytes)
+
+    def setup(self, base_url: str, authorization: str | None, concurrency: int, max_body: int) -> None:
+        """Also called in the helper process (see relay.py), which has no settings object."""
         import aiohttp
 
         self._aiohttp = aiohttp
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        authorization = settings.authorization
         if authorization:
             headers["Authorization"] = authorization
-        self._max_body = settings.max_body_bytes
+        self._max_body = max_body
         self._session = aiohttp.ClientSession(
             headers=headers,
-            connector=aiohttp.TCPConnector(
-                limit=max(100, settings.concurrency * 2), ttl_dns_cache=300
-            ),
+            connector=aiohttp.TCPConnector(limit=max(100, concurrency * 2), ttl_dns_cache=300),
             # The client enforces the deadline around the whole attempt.
             timeout=aiohttp.ClientTimeout(total=None),
         )
-        self._url = settings.base_url + "/chat/completions"
+        self._url = base_url + "/chat/completions"
 
     async def send(self, body: dict[str, Any]) -> Completion:
+        return await self.post(json.dumps(body).encode(), str(body.get("model")))
+
+    async def post(self, payload: bytes, model: str) -> Completion:
+        """Send an encoded request body; ``model`` is the one it asked for."""
         aiohttp = self._aiohttp
         try:
-            async with self._session.post(self._url, data=json.dumps(body).encode()) as resp:
+            async with self._session.post(self._url, data=payload) as resp:
                 status = resp.status
                 headers = resp.headers
                 check_length(headers, self._max_body)
@@ -207,7 +212,7 @@ class AiohttpTransport:
             data = json.loads(raw)
         except ValueError as exc:
             raise malformed(f"not JSON ({exc})") from None
-        return completion_from_json(data, str(body.get("model")))
+        return completion_from_json(data, model)
 
     async def aclose(self) -> None:
         await self._session.close()
@@ -287,9 +292,3 @@ def _limits(concurrency: int) -> Any:
     return httpx_mod.Limits(
         max_connections=max(1000, concurrency * 2), max_keepalive_connections=max(100, concurrency)
     )
-
-
-def make_transport(settings: LLMSettings) -> Transport:
-    if settings.transport == "aiohttp":
-        return AiohttpTransport(settings)
-    return OpenAITransport(settings)

@@ -161,6 +161,30 @@ def test_f_beta_posterior_matches_brute_force(tp: int, fp: int, fn: int, beta: f
     assert high == pytest.approx(ref_high, abs=tolerance)
 
 
+@pytest.mark.parametrize("a", [0.5, 1.0, 2.5, 10.5, 99.5, 100.5, 1000.5, 17_000.5, 34_999.5])
+@pytest.mark.parametrize("b", [1.0, 2.0, 5.0, 99.0, 101.0, 1000.0, 17_000.0, 35_000.5])
+def test_beta_quantile_is_scipys(a: float, b: float) -> None:
+    """The hand-written Beta quantile of the F1 interval (beta.py) against scipy's."""
+    from scipy.special import betainc, betaincinv
+
+    from pytest_evals.beta import beta_quantile, regularized_beta
+
+    for q in (0.025, 0.5, 0.975):
+        assert beta_quantile(a, b, q) == pytest.approx(float(betaincinv(a, b, q)), rel=1e-9, abs=1e-12)
+    for x in (1e-6, 0.01, 0.3, 0.5, 0.97):
+        assert regularized_beta(x, a, b) == pytest.approx(float(betainc(a, b, x)), rel=1e-9, abs=1e-12)
+
+
+def test_beta_quantile_edges() -> None:
+    from pytest_evals.beta import beta_quantile
+
+    assert beta_quantile(2.0, 3.0, 0.0) == 0.0 and beta_quantile(2.0, 3.0, 1.0) == 1.0
+    assert beta_quantile(1.0, 1.0, 0.25) == pytest.approx(0.25, abs=1e-15)  # uniform
+    for bad in ((0.0, 1.0, 0.5), (1.0, -1.0, 0.5), (1.0, 1.0, 1.5), (1.0, 1.0, math.nan)):
+        with pytest.raises(ValueError):
+            beta_quantile(*bad)
+
+
 def test_f_beta_posterior_edges_and_determinism() -> None:
     assert stats.f_beta_posterior(0, 0, 0) is None
     for beta in (1.0, 2.0):

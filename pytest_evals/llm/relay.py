@@ -1,0 +1,313 @@
+"""The ``process`` transport: aiohttp in a helper process, so HTTP work runs on another core.
+
+pytest runs items on one thread and the engine evaluates cases on another, and both hold
+the same GIL. Measured on 2,000 judge calls (bench/bench_llm.py --pytest), aiohttp's own
+work was 45% of the engine thread and the run was CPU-bound on one core while the second
+sat idle. Here the in-process part of a request is encoding one frame and decoding the
+reply (about 40 us); :class:`~pytest_evals.llm.transport.AiohttpTransport` itself runs
+unchanged in a child process (:func:`main`, run with this interpreter), so its behaviour
+(body cap, status errors, Retry-After) is the ``aiohttp`` transport's.
+
+Protocol over the child's stdin/stdout: frames of ``!IIB`` (payload length, request id,
+kind) then a JSON payload. The first frame carries the endpoint and the Authorization
+header (a secret: it travels only through the pipe, never argv, environment or disk);
+the child answers READY once aiohttp is imported. A child that dies fails its requests
+with a retryable error, and the next request starts a new one; a child that cannot start
+fails them with what it printed. When this process ends, the child reads end-of-file on
+stdin and exits, so a killed run leaves no helper behind (Ctrl-C is left to the parent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+import sys
+from typing import TYPE_CHECKING, Any
+
+from pytest_evals.llm.retry import AttemptError
+from pytest_evals.llm.transport import Completion
+
+if TYPE_CHECKING:
+    from pytest_evals.llm.settings import LLMSettings
+    from pytest_evals.llm.stats import LLMStats
+
+HEADER = struct.Struct("!IIB")
+SETUP, READY, REQUEST, CANCEL, REPLY, FAILURE = range(6)
+#: How long a starting child may take to import aiohttp and answer READY.
+START_TIMEOUT = 60.0
+
+
+def _dumps(value: Any) -> bytes:
+    import orjson
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # what orjson refuses (int keys too big, subclasses...), json may take
+        import json
+
+        return json.dumps(value).encode()
+
+
+def frame(kind: int, ident: int, payload: Any) -> bytes:
+    data = _dumps(payload)
+    return HEADER.pack(len(data), ident, kind) + data
+
+
+class _Frames:
+    """Splits a byte stream into (kind, id, payload bytes) frames."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, int, bytes]]:
+        buf = self._buf
+        buf += data
+        out: list[tuple[int, int, bytes]] = []
+        pos = 0
+        while len(buf) - pos >= HEADER.size:
+            size, ident, kind = HEADER.unpack_from(buf, pos)
+            end = pos + HEADER.size + size
+            if len(buf) < end:
+                break
+            out.append((kind, ident, bytes(buf[pos + HEADER.size : end])))
+            pos = end
+        del buf[:pos]
+        return out
+
+
+# -- the parent side ---------------------------------------------------------------------------
+class _ChildProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, relay: ProcessTransport) -> None:
+        self.relay = relay
+        self.frames = _Frames()
+        self.stderr = bytearray()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.relay._received(self.frames.feed(data))
+        else:  # keep the tail of what the child printed: the message if it dies
+            self.stderr += data
+            del self.stderr[:-4000]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # After the process exited and its pipes were read to the end: every reply the
+        # child wrote before dying has been delivered.
+        self.relay._child_exited(self)
+
+
+class ProcessTransport:
+    """Sends each request to the helper process and waits for its reply frame."""
+
+    def __init__(self, settings: LLMSettings, stats: LLMStats | None = None) -> None:
+        self._stats = stats
+        self._setup = {
+            "base_url": settings.base_url,
+            "authorization": settings.authorization,
+            "concurrency": settings.concurrency,
+            "max_body": settings.max_body_bytes,
+        }
+        self._loop = asyncio.get_running_loop()
+        self._child: asyncio.SubprocessTransport | None = None
+        self._protocol: _ChildProtocol | None = None
+        self._stdin: Any = None
+        self._ready: asyncio.Future[None] | None = None
+        self._pending: dict[int, asyncio.Future[Completion]] = {}
+        self._next_id = 0
+        self._closed = False
+        #: Helper processes started (a dead one is replaced on the next request).
+        self.starts = 0
+
+    # -- the child's life -------------------------------------------------------------------
+    async def _start(self) -> None:
+        self.starts += 1
+        if self._stats is not None:
+            self._stats.helper_processes += 1
+        ready = self._ready = self._loop.create_future()
+        # Where this package was imported from, as a last resort on the child's path (a
+        # checkout put on sys.path by other means than PYTHONPATH or an install).
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = f"import sys; sys.path.append({here!r}); from pytest_evals.llm.relay import main; main()"
+        transport, protocol = await self._loop.subprocess_exec(
+            lambda: _ChildProtocol(self),
+            sys.executable,
+            "-c",
+            code,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        self._child, self._protocol = transport, protocol
+        self._stdin = transport.get_pipe_transport(0)
+        self._stdin.write(frame(SETUP, 0, self._setup))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT)
+        except TimeoutError:
+            self._kill()
+            raise AttemptError(
+                f"the HTTP helper process did not start within {START_TIMEOUT:g}s",
+                retryable=False,
+            ) from None
+
+    async def start(self) -> None:
+        """Start the helper now (LLMClient.prepare), not at the first request."""
+        await self._ensure_child()
+
+    async def _ensure_child(self) -> None:
+        if self._closed:
+            raise AttemptError("transport closed", retryable=False)
+        if self._ready is None:
+            await self._start()
+        elif not self._ready.done():
+            await asyncio.shield(self._ready)
+        elif self._ready.exception() is not None:
+            raise self._ready.exception()  # type: ignore[misc]
+
+    def _child_exited(self, protocol: _ChildProtocol) -> None:
+        if protocol is not self._protocol:
+            return
+        code = self._child.get_returncode() if self._child is not None else None
+        said = protocol.stderr.decode("utf-8", "replace").strip()
+        detail = f"the HTTP helper process exited (code {code})" + (
+            f": {said[-600:]}" if said else ""
+        )
+        ready = self._ready
+        if ready is not None and not ready.done():
+            # It never started: starting another would fail the same way.
+            ready.set_exception(AttemptError(detail, retryable=False))
+            ready.exception()  # retrieved here; each request re-raises it
+        else:
+            self._ready = None  # the next request starts a new child
+        self._child = self._protocol = self._stdin = None
+        pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(AttemptError(detail, retryable=True))
+
+    def _received(self, frames: list[tuple[int, int, bytes]]) -> None:
+        import orjson
+
+        for kind, ident, payload in frames:
+            if kind == READY:
+                if self._ready is not None and not self._ready.done():
+                    self._ready.set_result(None)
+                continue
+            fut = self._pending.pop(ident, None)
+            if fut is None or fut.done():
+                continue  # cancelled meanwhile
+            data = orjson.loads(payload)
+            if kind == REPLY:
+                fut.set_result(Completion(*data))
+            else:
+                cause, retryable, status, retry_after = data
+                fut.set_exception(
+                    AttemptError(cause, retryable=retryable, status=status, retry_after=retry_after)
+                )
+
+    def _kill(self) -> None:
+        child = self._child
+        if child is not None:
+            child.close()  # closes the pipes and kills the process if it still runs
+
+    # -- the Transport protocol ----------------------------------------------------------------
+    async def send(self, body: dict[str, Any]) -> Completion:
+        await self._ensure_child()
+        self._next_id = ident = (self._next_id + 1) & 0xFFFFFFFF
+        if self._stdin is None:
+            raise AttemptError("the HTTP helper process is gone", retryable=True)
+        fut: asyncio.Future[Completion] = self._loop.create_future()
+        self._pending[ident] = fut
+        self._stdin.write(frame(REQUEST, ident, [str(body.get("model")), body]))
+        try:
+            return await fut
+        finally:
+            if self._pending.pop(ident, None) is not None and self._stdin is not None:
+                # Cancelled (the deadline): stop the request in the child as well.
+                self._stdin.write(HEADER.pack(0, ident, CANCEL))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        child = self._child
+        if child is None:
+            return
+        # Nothing is in flight that anyone waits for: end the helper now (a kill)
+        # rather than wait for it to close its HTTP pool, which every run's end would
+        # wait for; then only until it is reaped.
+        child.close()
+        for _ in range(200):
+            if child.get_returncode() is not None:
+                break
+            await asyncio.sleep(0.005)
+
+
+# -- the child side ------------------------------------------------------------------------------
+async def _serve() -> None:
+    import orjson
+
+    from pytest_evals.llm.transport import AiohttpTransport
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**31 - 1)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", 0)
+    )
+    out = os.fdopen(1, "wb", 0)
+    write_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, out)
+
+    async def read_frame() -> tuple[int, int, bytes] | None:
+        try:
+            size, ident, kind = HEADER.unpack(await reader.readexactly(HEADER.size))
+            return kind, ident, await reader.readexactly(size)
+        except asyncio.IncompleteReadError:
+            return None
+
+    first = await read_frame()
+    if first is None or first[0] != SETUP:
+        return
+    setup = orjson.loads(first[2])
+    http = AiohttpTransport.__new__(AiohttpTransport)
+    http.setup(setup["base_url"], setup["authorization"], setup["concurrency"], setup["max_body"])
+    write_transport.write(HEADER.pack(0, 0, READY))
+    running: dict[int, asyncio.Task[None]] = {}
+
+    async def one(ident: int, payload: bytes) -> None:
+        model, body = orjson.loads(payload)
+        try:
+            c = await http.post(_dumps(body), model)
+            reply = frame(
+                REPLY,
+                ident,
+                [c.text, c.model, c.prompt_tokens, c.completion_tokens, c.finish_reason],
+            )
+        except AttemptError as exc:
+            reply = frame(FAILURE, ident, [exc.cause, exc.retryable, exc.status, exc.retry_after])
+        except Exception as exc:  # anything else the HTTP stack raises mid-request
+            reply = frame(FAILURE, ident, [f"{type(exc).__name__}: {exc}", True, None, None])
+        finally:
+            running.pop(ident, None)
+        write_transport.write(reply)
+
+    while (got := await read_frame()) is not None:
+        kind, ident, payload = got
+        if kind == REQUEST:
+            running[ident] = loop.create_task(one(ident, payload))
+        elif kind == CANCEL and ident in running:
+            running.pop(ident).cancel()
+    for task in running.values():
+        task.cancel()
+    await asyncio.gather(*running.values(), return_exceptions=True)
+    await http.aclose()
+
+
+def main() -> None:
+    import signal
+
+    # Only frames go to stdout: anything printed by accident goes to stderr instead.
+    sys.stdout = sys.stderr
+    # Ctrl-C is the parent's to handle; this process ends when the parent closes stdin.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    asyncio.run(_serve())
+
+
+if __name__ == "__main__":
+    main()
