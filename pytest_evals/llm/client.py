@@ -483,6 +483,13 @@ class LLMClient:
     async def _request(self, state: _LoopState, body: dict[str, Any]) -> Completion:
         s, stats, limiter = self.settings, self.stats, state.limiter
         transport = self._transport(state)
+        start = getattr(transport, "start", None)
+        if start is not None:
+            # The process transport's helper starting (normally done during collection)
+            # is not the request's time: outside the deadline. If it cannot start, the
+            # attempt below fails with the reason.
+            with contextlib.suppress(Exception):
+                await start()
         attempts = s.max_retries + 1
         for attempt in range(1, attempts + 1):
             await limiter.acquire()
