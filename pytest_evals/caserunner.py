@@ -76,10 +76,15 @@ class CaseRunner:
         suites (its ``auto`` transport is then the helper process) and, with an endpoint
         configured, the engine loop and the helper (a few hundred ms to start) start
         now, while collection goes on."""
-        if self._warming or self.config.option.collectonly or self.ctx.offline:
+        if self._warming or self.config.option.collectonly:
             return
         self._warming = True
-        client = self.ctx.llm
+        try:
+            if self.ctx.offline:
+                return
+            client = self.ctx.llm
+        except Exception:  # invalid LLM settings: the cases that need them report it
+            return
         client.for_suites = True
         if client.transport_kind() == "process":
             self.engine.submit(client.prepare())
