@@ -49,6 +49,17 @@ def _dumps(value: Any) -> bytes:
         return json.dumps(value).encode()
 
 
+def _loads(data: bytes) -> Any:
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # a lone surrogate escape ("\\ud800"), which json takes
+        import json
+
+        return json.loads(data)
+
+
 def frame(kind: int, ident: int, payload: Any) -> bytes:
     data = _dumps(payload)
     return HEADER.pack(len(data), ident, kind) + data
@@ -185,8 +196,6 @@ class ProcessTransport:
                 fut.set_exception(AttemptError(detail, retryable=True))
 
     def _received(self, frames: list[tuple[int, int, bytes]]) -> None:
-        import orjson
-
         for kind, ident, payload in frames:
             if kind == READY:
                 if self._ready is not None and not self._ready.done():
@@ -195,13 +204,20 @@ class ProcessTransport:
             fut = self._pending.pop(ident, None)
             if fut is None or fut.done():
                 continue  # cancelled meanwhile
-            data = orjson.loads(payload)
-            if kind == REPLY:
-                fut.set_result(Completion(*data))
-            else:
-                cause, retryable, status, retry_after = data
+            try:
+                data = _loads(payload)
+                if kind == REPLY:
+                    fut.set_result(Completion(*data))
+                else:
+                    cause, retryable, status, retry_after = data
+                    fut.set_exception(
+                        AttemptError(
+                            cause, retryable=retryable, status=status, retry_after=retry_after
+                        )
+                    )
+            except Exception as exc:  # one unreadable frame fails its request, not the others
                 fut.set_exception(
-                    AttemptError(cause, retryable=retryable, status=status, retry_after=retry_after)
+                    AttemptError(f"unreadable reply from the HTTP helper: {exc}", retryable=True)
                 )
 
     def _kill(self) -> None:
@@ -242,8 +258,6 @@ class ProcessTransport:
 
 # -- the child side ------------------------------------------------------------------------------
 async def _serve() -> None:
-    import orjson
-
     from pytest_evals.llm.transport import AiohttpTransport
 
     loop = asyncio.get_running_loop()
@@ -264,15 +278,15 @@ async def _serve() -> None:
     first = await read_frame()
     if first is None or first[0] != SETUP:
         return
-    setup = orjson.loads(first[2])
+    setup = _loads(first[2])
     http = AiohttpTransport.__new__(AiohttpTransport)
     http.setup(setup["base_url"], setup["authorization"], setup["concurrency"], setup["max_body"])
     write_transport.write(HEADER.pack(0, 0, READY))
     running: dict[int, asyncio.Task[None]] = {}
 
     async def one(ident: int, payload: bytes) -> None:
-        model, body = orjson.loads(payload)
         try:
+            model, body = _loads(payload)
             c = await http.post(_dumps(body), model)
             reply = frame(
                 REPLY,

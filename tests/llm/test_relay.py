@@ -249,3 +249,19 @@ def test_auto_transport_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
         assert resolve_transport(settings, for_suites=False) == chosen
     monkeypatch.setattr(sys, "platform", "win32")
     assert resolve_transport(auto, for_suites=True) == "aiohttp"
+
+
+@pytest.mark.parametrize("transport", ["process", "aiohttp"])
+def test_a_reply_with_lone_surrogates_is_read(
+    make_client: MakeClient, server: FakeOpenAI, transport: str
+) -> None:
+    """A server may send "\\ud800" in its JSON: Python's json reads it, orjson (the
+    pipe's codec) does not. The reply arrives as the in-process transport reads it."""
+    reply = "left \ud800 alone, and \udfff too"
+    server.configure(responder=lambda request: reply)
+    client = make_client(transport=transport, max_retries=0, timeout=5.0)
+
+    async def go() -> str:
+        return (await client.chat("say something odd", namespace="t")).text
+
+    assert run(closing(client, go())) == reply
