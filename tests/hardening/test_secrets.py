@@ -83,7 +83,9 @@ raters:
 
 
 @pytest.mark.parametrize(
-    ("transport", "xdist"), [("aiohttp", False), ("aiohttp", True), ("openai", False)], ids=["aiohttp", "aiohttp-n2", "openai"]
+    ("transport", "xdist"),
+    [("process", False), ("process", True), ("aiohttp", False), ("aiohttp", True), ("openai", False)],
+    ids=["process", "process-n2", "aiohttp", "aiohttp-n2", "openai"],
 )
 def test_no_secret_in_any_written_file(
     pytester: pytest.Pytester,
