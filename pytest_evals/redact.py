@@ -32,9 +32,8 @@ _lock = threading.Lock()
 _forms: set[str] = set()
 _pattern: re.Pattern[str] | None = None
 _SURROGATES = "[\ud800-\udfff]"
-#: What makes a text need scrubbing, in one pattern: a lone surrogate or any secret
-#: form (one regex pass per text instead of two; see :func:`needs_scrub`).
-_dirty_pattern: re.Pattern[str] = re.compile(_SURROGATES)
+#: The forms as a tuple, for the check every report makes (see :func:`needs_scrub`).
+_form_list: tuple[str, ...] = ()
 
 
 def _encodings(value: str) -> set[str]:
@@ -50,7 +49,7 @@ def _encodings(value: str) -> set[str]:
 
 def register(value: str | None) -> None:
     """Mask ``value`` (and its encoded forms) in every text that leaves the process."""
-    global _pattern, _dirty_pattern
+    global _pattern, _form_list
     if not value or len(value) < MIN_SECRET_LENGTH:
         return
     new = _encodings(value) - _forms
@@ -62,7 +61,7 @@ def register(value: str | None) -> None:
         ordered = sorted(_forms, key=len, reverse=True)
         alternatives = "|".join(re.escape(f) for f in ordered)
         _pattern = re.compile(alternatives)
-        _dirty_pattern = re.compile(f"{_SURROGATES}|{alternatives}")
+        _form_list = tuple(ordered)
 
 
 def register_userinfo(user: str, password: str) -> None:
@@ -96,14 +95,15 @@ def active() -> bool:
 
 def redact(text: str) -> str:
     pattern = _pattern
-    if pattern is None or not text:
+    # ``in`` first: most texts hold no secret, and it is many times faster than the
+    # regex scan (see needs_scrub).
+    if pattern is None or not text or not contains_secret(text):
         return text
     return pattern.sub(MASK, text)
 
 
 def contains_secret(text: str) -> bool:
-    pattern = _pattern
-    return pattern is not None and pattern.search(text) is not None
+    return any(form in text for form in _form_list)
 
 
 _SURROGATE = re.compile(_SURROGATES)
@@ -154,10 +154,10 @@ def dirty(value: Any) -> bool:
     so nothing is missed; a match across a joint only costs a needless scrub.
     """
     if isinstance(value, str):
-        return _dirty_pattern.search(value) is not None
+        return needs_scrub(value)
     parts: list[str] = []
     _strings(value, parts)
-    return bool(parts) and _dirty_pattern.search("\x00".join(parts)) is not None
+    return bool(parts) and needs_scrub("\x00".join(parts))
 
 
 def scrub_obj(value: Any) -> Any:
@@ -182,7 +182,18 @@ def _scrub_obj(value: Any) -> Any:
 
 
 def needs_scrub(text: str) -> bool:
-    return _dirty_pattern.search(text) is not None
+    """A lone surrogate or a secret form in ``text``.
+
+    Not one regex: an alternation of literals is scanned character by character (155 us
+    for a HaluEval case's 2.7 kB of strings, on every case report), while the encoder
+    finds a surrogate and ``in`` finds each form at C speed (12 us for the same text).
+    """
+    if not text.isascii():
+        try:
+            text.encode("utf-8")  # fails on lone surrogates, and only on them
+        except UnicodeEncodeError:
+            return True
+    return any(form in text for form in _form_list)
 
 
 def known_forms() -> Iterable[str]:
@@ -192,11 +203,11 @@ def known_forms() -> Iterable[str]:
 
 def clear() -> None:
     """Forget every secret (tests that run several configurations in one process)."""
-    global _pattern, _dirty_pattern
+    global _pattern, _form_list
     with _lock:
         _forms.clear()
         _pattern = None
-        _dirty_pattern = re.compile(_SURROGATES)
+        _form_list = ()
 
 
 _factory_installed = False

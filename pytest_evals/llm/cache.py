@@ -16,8 +16,10 @@ Claims and stores are batched: everything queued during one turn of the event lo
 applied in a single SQLite transaction at the end of that turn, so hundreds of requests
 in flight cost a handful of commits rather than one each (about 80 microseconds of CPU
 per request in all). This runs on the loop's own thread on purpose: a writer thread
-would fight the event loop for the GIL and cost more throughput than it saves. Reads
-are cheap and done inline. Any read error is a miss; any write error is logged and the
+would fight the event loop for the GIL and cost more throughput than it saves. With
+the process transport, the helper process applies claims, stores and releases (the
+same class, on the same directory: see ``pytest_evals.llm.relay``), so they cost this
+process one pipe frame each. Reads are cheap and done inline. Any read error is a miss; any write error is logged and the
 run continues without caching that answer.
 """
 
@@ -37,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     import diskcache
@@ -50,6 +52,18 @@ _HOST = socket.gethostname()
 _PROCESS_TOKEN = uuid.uuid4().hex[:12]
 
 Lookup = Literal["hit", "claimed", "busy"]
+
+
+class CacheOps(Protocol):
+    """Claims and stores: :class:`ResponseCache`, or the process transport's helper
+    applying them to the same directory (``pytest_evals.llm.relay``)."""
+
+    async def lookup_or_claim(self, namespace: str, key: str) -> tuple[Lookup, Any]: ...
+
+    async def store(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
+
+    def release(self, namespace: str, key: str) -> None: ...
+
 
 #: Problems with the cache this process met, each once: shown in the terminal summary,
 #: because a cache that quietly stops working re-pays every answer.
@@ -191,6 +205,11 @@ class ResponseCache:
             "endpoint and nothing is saved"
         )
         return None
+
+    def writable(self, namespace: str) -> bool:
+        """A namespace this process could write (not read-only, not unusable)."""
+        cache = self.namespace(namespace)
+        return cache is not None and not isinstance(cache, ReadOnlyCache)
 
     # -- reads (inline) -----------------------------------------------------------------
     def fresh(self, value: Any) -> bool:

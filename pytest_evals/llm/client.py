@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pytest_evals import inline, redact, usage
 from pytest_evals.llm.batch import gate as batch_gate
-from pytest_evals.llm.cache import ResponseCache, cache_key
+from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
 from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
@@ -134,14 +134,18 @@ def resolve_transport(settings: LLMSettings, for_suites: bool) -> str:
 
 
 def make_transport(
-    settings: LLMSettings, for_suites: bool = False, stats: LLMStats | None = None
+    settings: LLMSettings,
+    for_suites: bool = False,
+    stats: LLMStats | None = None,
+    cache: ResponseCache | None = None,
 ) -> Transport:
-    """The transport, created on the running loop (see transport.py and relay.py)."""
+    """The transport, created on the running loop (see transport.py and relay.py).
+    ``cache``: the process transport's helper applies its claims and stores."""
     kind = resolve_transport(settings, for_suites)
     if kind == "process":
         from pytest_evals.llm.relay import ProcessTransport
 
-        return ProcessTransport(settings, stats)
+        return ProcessTransport(settings, stats, cache)
     if kind == "aiohttp":
         return AiohttpTransport(settings)
     return OpenAITransport(settings)
@@ -210,7 +214,7 @@ class LLMClient:
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:
-            state.transport = make_transport(self.settings, self.for_suites, self.stats)
+            state.transport = make_transport(self.settings, self.for_suites, self.stats, self.cache)
         return state.transport
 
     def transport_kind(self) -> str:
@@ -395,9 +399,17 @@ class LLMClient:
     ) -> ChatResponse:
         cache = self.cache
         claimed = False
+        ops: CacheOps | None = None
         if cache is not None:
+            ops = self._cache_ops(state, cache, namespace)
             while not claimed:
-                status, value = await cache.lookup_or_claim(namespace, key)
+                try:
+                    status, value = await ops.lookup_or_claim(namespace, key)
+                except AttemptError:
+                    # The helper that applies the cache is unavailable: this process's
+                    # own ResponseCache decides (the request then reports why).
+                    ops = cache
+                    continue
                 if status == "hit":
                     return self._from_cache(value, key, namespace)
                 if status == "claimed":
@@ -420,22 +432,22 @@ class LLMClient:
                 completion.completion_tokens,
                 self.settings.prices,
             )
-            if cache is not None:
-                await cache.store(
-                    namespace,
-                    key,
-                    {
-                        "text": completion.text,
-                        "model": completion.model,
-                        "prompt_tokens": completion.prompt_tokens,
-                        "completion_tokens": completion.completion_tokens,
-                        "finish_reason": completion.finish_reason,
-                    },
-                )
+            if ops is not None and cache is not None:
+                answer = {
+                    "text": completion.text,
+                    "model": completion.model,
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "finish_reason": completion.finish_reason,
+                }
+                try:
+                    await ops.store(namespace, key, answer)
+                except AttemptError:  # the helper died meanwhile: store it here
+                    await cache.store(namespace, key, answer)
                 claimed = False
         finally:
-            if claimed and cache is not None:
-                cache.release(namespace, key)
+            if claimed and ops is not None:
+                ops.release(namespace, key)
         self._count(completion, cost)
         return ChatResponse(
             text=completion.text,
@@ -448,6 +460,15 @@ class LLMClient:
             key=key,
             namespace=namespace,
         )
+
+    def _cache_ops(self, state: _LoopState, cache: ResponseCache, namespace: str) -> CacheOps:
+        """Who applies claims and stores: the process transport's helper (off this
+        process's GIL) when it can, else this process's ResponseCache. Both work on the
+        same directory; reads (hits, waiting for another's answer) are always local."""
+        transport = self._transport(state)
+        if getattr(transport, "applies_cache", False) and cache.writable(namespace):
+            return transport  # type: ignore[return-value]
+        return cache
 
     async def _wait_for_other(
         self, cache: ResponseCache, namespace: str, key: str

@@ -11,7 +11,12 @@ unchanged in a child process (:func:`main`, run with this interpreter), so its b
 Protocol over the child's stdin/stdout: frames of ``!IIB`` (payload length, request id,
 kind) then a JSON payload. The first frame carries the endpoint and the Authorization
 header (a secret: it travels only through the pipe, never argv, environment or disk);
-the child answers READY once aiohttp is imported. A child that dies fails its requests
+the child answers READY once aiohttp is imported. With a response cache, the child also
+opens it and applies the client's claims, stores and releases (CACHE frames; see
+:class:`~pytest_evals.llm.cache.ResponseCache`): their SQLite transactions were a third
+of what was left of the engine thread's work, and here they run on the other core too.
+Claims are then the child's (its pid): a child that dies leaves them stale, so they are
+taken over at once. A child that dies fails its requests
 with a retryable error, and the next request starts a new one; a child that cannot start
 fails them with what it printed. When this process ends, the child reads end-of-file on
 stdin and exits, so a killed run leaves no helper behind (Ctrl-C is left to the parent).
@@ -29,11 +34,12 @@ from pytest_evals.llm.retry import AttemptError
 from pytest_evals.llm.transport import Completion
 
 if TYPE_CHECKING:
+    from pytest_evals.llm.cache import Lookup, ResponseCache
     from pytest_evals.llm.settings import LLMSettings
     from pytest_evals.llm.stats import LLMStats
 
 HEADER = struct.Struct("!IIB")
-SETUP, READY, REQUEST, CANCEL, REPLY, FAILURE = range(6)
+SETUP, READY, REQUEST, CANCEL, REPLY, FAILURE, CACHE = range(7)
 #: How long a starting child may take to import aiohttp and answer READY.
 START_TIMEOUT = 60.0
 
@@ -110,20 +116,38 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 class ProcessTransport:
     """Sends each request to the helper process and waits for its reply frame."""
 
-    def __init__(self, settings: LLMSettings, stats: LLMStats | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        stats: LLMStats | None = None,
+        cache: ResponseCache | None = None,
+    ) -> None:
         self._stats = stats
         self._setup = {
             "base_url": settings.base_url,
             "authorization": settings.authorization,
             "concurrency": settings.concurrency,
             "max_body": settings.max_body_bytes,
+            "cache": None
+            if cache is None
+            else {
+                "root": str(cache.root),
+                "run_id": cache.run_id,
+                "refresh": cache.refresh,
+                "claim_ttl": cache.claim_ttl,
+            },
         }
         self._loop = asyncio.get_running_loop()
         self._child: asyncio.SubprocessTransport | None = None
         self._protocol: _ChildProtocol | None = None
         self._stdin: Any = None
         self._ready: asyncio.Future[None] | None = None
-        self._pending: dict[int, asyncio.Future[Completion]] = {}
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        #: What each pending id waits for: a completion (REQUEST) or a cache result (CACHE).
+        self._wants_completion: set[int] = set()
+        #: Frames written during this loop turn, sent in one write at its end (a write is
+        #: a system call; a case sends two or three frames, and many cases run per turn).
+        self._out: list[bytes] = []
         self._next_id = 0
         self._closed = False
         #: Helper processes started (a dead one is replaced on the next request).
@@ -190,7 +214,9 @@ class ProcessTransport:
         else:
             self._ready = None  # the next request starts a new child
         self._child = self._protocol = self._stdin = None
+        self._out.clear()
         pending, self._pending = self._pending, {}
+        self._wants_completion.clear()
         for fut in pending.values():
             if not fut.done():
                 fut.set_exception(AttemptError(detail, retryable=True))
@@ -202,12 +228,14 @@ class ProcessTransport:
                     self._ready.set_result(None)
                 continue
             fut = self._pending.pop(ident, None)
+            completion = ident in self._wants_completion
+            self._wants_completion.discard(ident)
             if fut is None or fut.done():
                 continue  # cancelled meanwhile
             try:
                 data = _loads(payload)
                 if kind == REPLY:
-                    fut.set_result(Completion(*data))
+                    fut.set_result(Completion(*data) if completion else data)
                 else:
                     cause, retryable, status, retry_after = data
                     fut.set_exception(
@@ -226,20 +254,69 @@ class ProcessTransport:
             child.close()  # closes the pipes and kills the process if it still runs
 
     # -- the Transport protocol ----------------------------------------------------------------
-    async def send(self, body: dict[str, Any]) -> Completion:
-        await self._ensure_child()
-        self._next_id = ident = (self._next_id + 1) & 0xFFFFFFFF
+    def _call(self, kind: int, payload: Any, completion: bool) -> tuple[int, asyncio.Future[Any]]:
         if self._stdin is None:
             raise AttemptError("the HTTP helper process is gone", retryable=True)
-        fut: asyncio.Future[Completion] = self._loop.create_future()
+        # Id 0 is the replies nobody waits for (SETUP, READY, releases).
+        self._next_id = ident = (self._next_id + 1) & 0xFFFFFFFF or 1
+        fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[ident] = fut
-        self._stdin.write(frame(REQUEST, ident, [str(body.get("model")), body]))
+        if completion:
+            self._wants_completion.add(ident)
+        self._write(frame(kind, ident, payload))
+        return ident, fut
+
+    def _write(self, data: bytes) -> None:
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self._stdin is not None:
+            self._stdin.write(b"".join(out))
+
+    async def send(self, body: dict[str, Any]) -> Completion:
+        await self._ensure_child()
+        ident, fut = self._call(REQUEST, [str(body.get("model")), body], completion=True)
         try:
-            return await fut
+            completion: Completion = await fut
+            return completion
         finally:
             if self._pending.pop(ident, None) is not None and self._stdin is not None:
                 # Cancelled (the deadline): stop the request in the child as well.
-                self._stdin.write(HEADER.pack(0, ident, CANCEL))
+                self._wants_completion.discard(ident)
+                self._write(HEADER.pack(0, ident, CANCEL))
+
+    # -- the response cache, applied in the child (see ResponseCache for the semantics) ------
+    @property
+    def applies_cache(self) -> bool:
+        return self._setup["cache"] is not None
+
+    async def _cache(self, op: str, namespace: str, key: str, value: Any = None) -> Any:
+        """Raises AttemptError when the child is unavailable: the caller then uses this
+        process's own ResponseCache on the same directory."""
+        await self._ensure_child()
+        _ident, fut = self._call(CACHE, [op, namespace, key, value], completion=False)
+        result, problems = await fut
+        if problems:
+            from pytest_evals.llm.cache import note_problem
+
+            for text in problems:
+                note_problem(str(text))
+        return result
+
+    async def lookup_or_claim(self, namespace: str, key: str) -> tuple[Lookup, Any]:
+        status, value = await self._cache("claim", namespace, key)
+        return status, value
+
+    async def store(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        await self._cache("store", namespace, key, value)
+
+    def release(self, namespace: str, key: str) -> None:
+        """Drop the claim, without waiting; a child that is gone left it stale anyway."""
+        if self._stdin is not None:
+            self._write(frame(CACHE, 0, ["release", namespace, key, None]))
 
     async def aclose(self) -> None:
         self._closed = True
@@ -281,8 +358,62 @@ async def _serve() -> None:
     setup = _loads(first[2])
     http = AiohttpTransport.__new__(AiohttpTransport)
     http.setup(setup["base_url"], setup["authorization"], setup["concurrency"], setup["max_body"])
+    cache = None
+    if setup.get("cache"):
+        from pathlib import Path
+
+        from pytest_evals.llm.cache import ResponseCache, problems
+
+        spec = setup["cache"]
+        cache = ResponseCache(
+            Path(spec["root"]),
+            run_id=spec["run_id"],
+            refresh=spec["refresh"],
+            claim_ttl=spec["claim_ttl"],
+        )
     write_transport.write(HEADER.pack(0, 0, READY))
     running: dict[int, asyncio.Task[None]] = {}
+    queued: list[bytes] = []
+
+    def flush() -> None:
+        data = b"".join(queued)
+        queued.clear()
+        write_transport.write(data)
+
+    def send(reply: bytes) -> None:
+        # Replies finished in one loop turn leave in one write (see ProcessTransport._write).
+        if not queued:
+            loop.call_soon(flush)
+        queued.append(reply)
+
+    told = 0  # cache problems already sent to the parent
+    pending_ops: set[asyncio.Task[None]] = set()
+
+    async def cache_op(ident: int, payload: bytes) -> None:
+        nonlocal told
+        try:
+            op, namespace, key, value = _loads(payload)
+            assert cache is not None, "no response cache was set up"
+            result: Any = None
+            if op == "claim":
+                status, found = await cache.lookup_or_claim(namespace, key)
+                result = [status, found if status == "hit" else None]
+            elif op == "store":
+                await cache.store(namespace, key, value)
+            elif op == "release":
+                cache.release(namespace, key)
+            else:
+                raise ValueError(f"unknown cache operation {op!r}")
+            if not ident:
+                return  # a release: nobody waits for a reply
+            noted = problems()
+            reply = frame(REPLY, ident, [result, noted[told:]])
+            told = len(noted)
+        except Exception as exc:
+            cause = f"response cache in the helper: {type(exc).__name__}: {exc}"
+            reply = frame(FAILURE, ident, [cause, True, None, None])
+        if ident:
+            send(reply)
 
     async def one(ident: int, payload: bytes) -> None:
         try:
@@ -299,18 +430,25 @@ async def _serve() -> None:
             reply = frame(FAILURE, ident, [f"{type(exc).__name__}: {exc}", True, None, None])
         finally:
             running.pop(ident, None)
-        write_transport.write(reply)
+        send(reply)
 
     while (got := await read_frame()) is not None:
         kind, ident, payload = got
         if kind == REQUEST:
             running[ident] = loop.create_task(one(ident, payload))
+        elif kind == CACHE:
+            # Never cancelled: each is one SQLite transaction away, and a claim left
+            # half-done would make other processes wait for it.
+            pending_ops.add(task := loop.create_task(cache_op(ident, payload)))
+            task.add_done_callback(pending_ops.discard)
         elif kind == CANCEL and ident in running:
             running.pop(ident).cancel()
     for task in running.values():
         task.cancel()
-    await asyncio.gather(*running.values(), return_exceptions=True)
+    await asyncio.gather(*running.values(), *pending_ops, return_exceptions=True)
     await http.aclose()
+    if cache is not None:
+        cache.close()
 
 
 def main() -> None:

@@ -57,6 +57,23 @@ def test_surrogates_are_escaped_and_json_is_strict() -> None:
     text.encode("utf-8")  # encodable
 
 
+def test_dirty_finds_a_secret_or_a_surrogate_anywhere_in_a_result() -> None:
+    redact.register("deep-secret-value-77")
+    clean = {"data": {"knowledge": "Arthur’s Magazine (1844–1846) — café " * 50, "n": 3}, "k": ["ü"]}
+    assert not redact.dirty(clean) and redact.scrub_obj(clean) is clean
+    for dirty in (
+        {"data": {"knowledge": "café " * 50 + "deep-secret-value-77", "n": 3}},
+        {"data": {"knowledge": "plain ascii", "list": ["x", ("y", "bad \ud800 here")]}},
+        {"a key with deep-secret-value-77": 1},
+        {"data": [{"x": base64.b64encode(b"deep-secret-value-77").decode()}]},
+    ):
+        assert redact.dirty(dirty), dirty
+        scrubbed = redact.scrub_obj(dirty)
+        assert not redact.dirty(scrubbed), scrubbed
+        json.dumps(scrubbed, ensure_ascii=False).encode("utf-8")
+    assert redact.contains_secret("x deep-secret-value-77 y") and not redact.contains_secret("x y")
+
+
 def test_log_records_are_masked_at_creation(caplog: pytest.LogCaptureFixture) -> None:
     redact.install_log_redaction()
     redact.register("log-secret-abcdef")

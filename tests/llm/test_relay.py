@@ -91,6 +91,63 @@ def test_killed_helper_costs_a_retry_not_an_answer(
     assert all(texts) and len(texts) == 6
     assert starts == 2  # the dead helper was replaced
     assert attempts >= 1 + 6 + 6  # the warm-up, the six lost attempts, the six retries
+    # The dead helper's claims were taken over and every answer was stored once.
+    again = make_client(transport="aiohttp")
+
+    async def rerun() -> list[bool]:
+        replies = [await again.chat(f"q{i}", namespace="t") for i in range(6)]
+        return [r.cached for r in replies]
+
+    assert run(closing(again, rerun())) == [True] * 6
+    assert again.stats.requests == 0
+
+
+def test_the_helper_claims_and_stores(make_client: MakeClient, server: FakeOpenAI) -> None:
+    """With the process transport the cache's SQLite writes (claims, answers) happen in
+    the helper, off this process: the claim on a request in flight is the helper's, this
+    process writes nothing, and the answer is there for a client of another transport."""
+    server.configure(latency=0.5)
+    client = make_client(transport="process")
+
+    async def go() -> tuple[int, int | None, int]:
+        await client.chat("warm", namespace="t")
+        transport = _transport(client)
+        assert transport._child is not None
+        helper = transport._child.get_pid()
+        key = client.key_for(client.build_request("hello"))
+        asking = asyncio.ensure_future(client.chat("hello", namespace="t"))
+        await asyncio.sleep(0.25)  # claimed, waiting on the server
+        assert client.cache is not None
+        claim = client.cache.peek_claim("t", key)
+        await asking
+        return helper, claim.pid if claim else None, sum(b.commits for b in client.cache._batchers.values())
+
+    helper, claimant, commits = run(closing(client, go()))
+    assert claimant == helper != os.getpid()
+    assert commits == 0
+    other = make_client(transport="aiohttp")
+    reply = run(closing(other, other.chat("hello", namespace="t")))
+    assert reply.cached and other.stats.requests == 0
+
+
+def test_a_cancelled_request_leaves_no_claim(make_client: MakeClient, server: FakeOpenAI) -> None:
+    """A request given up (its deadline) drops its claim in the helper: another process
+    asking next does not wait for an answer that is not coming."""
+    client = make_client(transport="process", timeout=0.3, max_retries=0)
+
+    async def go() -> bool:
+        server.configure(latency=2.0)
+        with pytest.raises(Exception, match=r"no complete reply within 0\.3s"):
+            await client.chat("slow", namespace="t")
+        assert client.cache is not None
+        key = client.key_for(client.build_request("slow"))
+        for _ in range(100):  # the release is not waited for: poll the file
+            if client.cache.peek_claim("t", key) is None:
+                return True
+            await asyncio.sleep(0.02)
+        return False
+
+    assert run(closing(client, go()))
 
 
 def test_helper_that_cannot_start_says_why(
@@ -111,6 +168,11 @@ def test_helper_that_cannot_start_says_why(
     assert "HTTP helper process exited (code 3)" in message
     assert "no module named aiohttp (simulated)" in message
     assert client.stats.attempts == 1  # not retried: another start would fail the same way
+    # Without a helper, this process claimed the request itself, and dropped the claim.
+    assert client.cache is not None
+    key = client.key_for(client.build_request("hello"))
+    assert client.cache.peek_claim("t", key) is None
+    assert sum(b.commits for b in client.cache._batchers.values()) >= 1
 
 
 def test_deadline_cancels_in_the_helper_and_it_keeps_serving(
