@@ -13,8 +13,8 @@ kind) then a JSON payload. The first frame carries the endpoint and the Authoriz
 header (a secret: it travels only through the pipe, never argv, environment or disk);
 the child answers READY once aiohttp is imported. With a response cache, the child also
 opens it and applies the client's claims, stores and releases (CACHE frames; see
-:class:`~pytest_evals.llm.cache.ResponseCache`): their SQLite transactions were a third
-of what was left of the engine thread's work, and here they run on the other core too.
+:class:`~pytest_evals.llm.cache.ResponseCache`): their SQLite transactions were 27% of
+the engine thread's samples, and here they run on the other core too.
 Claims are then the child's (its pid): a child that dies leaves them stale, so they are
 taken over at once. A child that dies fails its requests
 with a retryable error, and the next request starts a new one; a child that cannot start
