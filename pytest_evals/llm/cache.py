@@ -19,8 +19,8 @@ per request in all). This runs on the loop's own thread on purpose: a writer thr
 would fight the event loop for the GIL and cost more throughput than it saves. With
 the process transport, the helper process applies claims, stores and releases (the
 same class, on the same directory: see ``pytest_evals.llm.relay``), so they cost this
-process one pipe frame each. Reads are cheap and done inline. Any read error is a miss; any write error is logged and the
-run continues without caching that answer.
+process one pipe frame each. Reads are cheap and done inline. Any read error is a
+miss; any write error is logged and the run continues without caching that answer.
 """
 
 from __future__ import annotations
