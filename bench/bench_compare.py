@@ -73,7 +73,7 @@ def main() -> int:
             "        [json.loads(line) for line in fh]\n"
         )
         commands = {
-            "compare": [sys.executable, "-m", "pytest_evals.cli", "compare", str(a), str(b), "--json", str(out)],
+            "compare": [sys.executable, "-m", "pytest_evals.cli.main", "compare", str(a), str(b), "--json", str(out)],
             "floor": [sys.executable, "-c", floor_code, str(a), str(b)],
         }
         timings: dict[str, list[float]] = {"compare": [], "floor": []}

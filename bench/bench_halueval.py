@@ -62,8 +62,8 @@ def run_measured(cmd: list[str], cwd: Path, log: Path) -> tuple[float, float, in
 
 def request_bodies(suite_path: Path, model: str) -> list[dict[str, Any]]:
     """The bodies the suite's items send (built with the task's own prompt code)."""
-    from pytest_evals.halueval.task import HaluEval
-    from pytest_evals.suite import load_suite
+    from pytest_evals.families.halueval.task import HaluEval
+    from pytest_evals.suites.suite_config import load_suite
 
     suite = load_suite(suite_path, suite_path.name)
     task = HaluEval(suite)

@@ -23,12 +23,12 @@ import re
 import time
 from pathlib import Path
 
-from pytest_evals.llm.offline import get_embedder
-from pytest_evals.rag.cases import RagCase
-from pytest_evals.rag.config import RagMetricSpec
-from pytest_evals.rag.inputs import MetricInputs
-from pytest_evals.rag.offline import OfflineCaseJudge
-from pytest_evals.rag.sentences import split_sentences
+from pytest_evals.families.rag.cases import RagCase
+from pytest_evals.families.rag.config import RagMetricSpec
+from pytest_evals.families.rag.inputs import MetricInputs
+from pytest_evals.families.rag.offline import OfflineCaseJudge
+from pytest_evals.families.rag.sentences import split_sentences
+from pytest_evals.llm.offline_judge import get_embedder
 
 DATA = Path(__file__).resolve().parents[1] / "eval_suites" / "data" / "rag_answers.jsonl"
 METRICS = ["relevance", "faithfulness", "context_relevancy", "coherence", "factual_correctness", "factual_recall"]

@@ -72,10 +72,10 @@ def in_process(base: Path, current: Path, suite_summary: dict[str, Any]) -> floa
     """Seconds the baseline's work takes in process, on the runs' own files."""
     from types import SimpleNamespace
 
-    from pytest_evals.regression.baseline import load_baseline
-    from pytest_evals.regression.gates import parse_regression_gates
-    from pytest_evals.regression.paired import mcnemar
-    from pytest_evals.regression.pairing import compare_suite
+    from pytest_evals.regression.baseline_run import load_baseline
+    from pytest_evals.regression.case_pairing import compare_suite
+    from pytest_evals.regression.drop_gates import parse_regression_gates
+    from pytest_evals.regression.paired_tests import mcnemar
 
     mcnemar(1, 1)  # scipy.special imported once, as a run does before its gates
     rows = suite_summary["case_results"]

@@ -11,7 +11,7 @@ What it does, in a temporary folder (nothing is written to the repository):
    it builds the judge messages with the project's HaluEval prompt templates and replays
    a judge (a deterministic, seeded Yes/No reply with the paper's ChatGPT accuracy per
    task, so about 30% of cases fail), so the results carry the same details, data and
-   aggregates (``pytest_evals.halueval.metrics``) as a real HaluEval run, without a model.
+   aggregates (``pytest_evals.families.halueval.metrics``) as a real HaluEval run, without a model.
 3. Times, sizes and opens in headless Chromium (selenium + /usr/bin/chromium):
    - baseline A: the same run without any report (run-time overhead of the report);
    - baseline B: plain pytest-html (this plugin's report hooks disabled), where Chromium
@@ -36,9 +36,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.aggregate import MetricTree
-from pytest_evals.results import CaseResult
-from pytest_evals.tasks.base import CaseRef, Task
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.metric_value import MetricTree
+from pytest_evals.tasks.task_contract import CaseRef, Task
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "halueval"
@@ -67,7 +67,7 @@ class ReplayHaluEval(Task[dict[str, Any]]):
 
     def validate_case(self, data: Any, ref: CaseRef) -> dict[str, Any]:
         if not isinstance(data, dict) or "task_type" not in data:
-            from pytest_evals.errors import CaseInputError
+            from pytest_evals.model.errors import CaseInputError
 
             raise CaseInputError(f"{ref.source}: expected a replay item with task_type")
         return data
@@ -76,7 +76,7 @@ class ReplayHaluEval(Task[dict[str, Any]]):
         return False
 
     async def evaluate(self, case: dict[str, Any], ref: CaseRef, ctx: Any) -> CaseResult:
-        from pytest_evals.halueval.prompts import (
+        from pytest_evals.families.halueval.prompts import (
             OUTPUT_NOUN,
             REPORT_DOCUMENT_CHARS,
             SEED_TEMPLATES,
@@ -145,7 +145,7 @@ class ReplayHaluEval(Task[dict[str, Any]]):
         return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        from pytest_evals.halueval.metrics import Outcome, aggregate
+        from pytest_evals.families.halueval.metrics import Outcome, aggregate
 
         return aggregate([Outcome.from_data(r.data) for r in results if "expected" in r.data])
 
@@ -308,7 +308,7 @@ def main() -> None:
         t_none = run_pytest(folder, [], "no report (baseline A)")
         t_plain = None
         if not args.skip_baseline:
-            t_plain = run_pytest(folder, ["-p", "no:pytest_evals.reports.plugin", "--html", "plain.html", "--self-contained-html"], "plain pytest-html (baseline B)")
+            t_plain = run_pytest(folder, ["-p", "no:pytest_evals.reports.report_plugin", "--html", "plain.html", "--self-contained-html"], "plain pytest-html (baseline B)")
         t_ours = run_pytest(folder, ["--html", "report.html", "--self-contained-html", "--evals-report-dir", "out"], "pytest_evals report")
         if args.workers:
             run_pytest(folder, ["-n", str(args.workers), "--html", "report_xdist.html", "--self-contained-html"], f"pytest_evals report, -n {args.workers}")

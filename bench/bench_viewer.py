@@ -23,9 +23,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_evals.redteam.loader import load_data_dir  # noqa: E402
-from pytest_evals.redteam.synthetic import SyntheticSpec, write_synthetic_run  # noqa: E402
-from pytest_evals.redteam.viewer import build_viewer  # noqa: E402
+from pytest_evals.families.redteam.loader import load_data_dir  # noqa: E402
+from pytest_evals.families.redteam.synthetic import SyntheticSpec, write_synthetic_run  # noqa: E402
+from pytest_evals.families.redteam.viewer import build_viewer  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     CHROMEDRIVER,
     CHROMIUM,

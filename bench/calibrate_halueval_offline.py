@@ -7,7 +7,7 @@ into a calibration half and a held-out half. Every output is scored (both output
 a pair; the response of a general item with its label); the threshold maximising
 accuracy on the calibration half is printed with the accuracy it reaches on the
 held-out half, next to the majority-class accuracy. The constants in
-pytest_evals/halueval/offline.py come from this script's output.
+pytest_evals/families/halueval/offline.py come from this script's output.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from pytest_evals.halueval.index import file_refs, read_record
-from pytest_evals.halueval.items import TASK_TYPES, HaluEvalItem
-from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.offline import (
+from pytest_evals.families.halueval.index import file_refs, read_record
+from pytest_evals.families.halueval.items import TASK_TYPES, HaluEvalItem
+from pytest_evals.families.halueval.layout import data_file
+from pytest_evals.families.halueval.offline import (
     NEVER,
     THRESHOLDS,
     OfflineRule,
@@ -33,8 +33,8 @@ from pytest_evals.halueval.offline import (
     passages_of,
     similarity,
 )
-from pytest_evals.halueval.records import to_item
-from pytest_evals.halueval.sampling import unit_hash
+from pytest_evals.families.halueval.records import to_item
+from pytest_evals.families.halueval.sampling import unit_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,29 +24,29 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # writing your own tests
-    "cases": "pytest_evals.api",
+    "cases": "pytest_evals.collection.cases_marker",
     # extending: new tasks, results, metrics
-    "Task": "pytest_evals.tasks.base",
-    "CaseRef": "pytest_evals.tasks.base",
+    "Task": "pytest_evals.tasks.task_contract",
+    "CaseRef": "pytest_evals.tasks.task_contract",
     "register_task": "pytest_evals.tasks",
-    "CaseResult": "pytest_evals.results",
-    "Metric": "pytest_evals.aggregate",
-    "SuiteConfig": "pytest_evals.suite",
-    "EvalContext": "pytest_evals.context",
+    "CaseResult": "pytest_evals.model.case_result",
+    "Metric": "pytest_evals.model.metric_value",
+    "SuiteConfig": "pytest_evals.suites.suite_config",
+    "EvalContext": "pytest_evals.tasks.eval_context",
     # errors that decide how a case is reported
-    "CaseInputError": "pytest_evals.errors",
-    "InfrastructureError": "pytest_evals.errors",
-    "JudgeError": "pytest_evals.errors",
-    "TargetError": "pytest_evals.errors",
+    "CaseInputError": "pytest_evals.model.errors",
+    "InfrastructureError": "pytest_evals.model.errors",
+    "JudgeError": "pytest_evals.model.errors",
+    "TargetError": "pytest_evals.model.errors",
     # red-team run visualization helpers (seed 004's interface)
-    "hash_system_prompt": "pytest_evals.redteam",
-    "convert_attack_to_dict": "pytest_evals.redteam",
-    "save_system_prompt_stats": "pytest_evals.redteam",
-    "save_cluster_info": "pytest_evals.redteam",
-    "save_population_state": "pytest_evals.redteam",
-    "adversariality": "pytest_evals.redteam",
-    "load_run_dir": "pytest_evals.redteam",
-    "load_data_dir": "pytest_evals.redteam",
+    "hash_system_prompt": "pytest_evals.families.redteam",
+    "convert_attack_to_dict": "pytest_evals.families.redteam",
+    "save_system_prompt_stats": "pytest_evals.families.redteam",
+    "save_cluster_info": "pytest_evals.families.redteam",
+    "save_population_state": "pytest_evals.families.redteam",
+    "adversariality": "pytest_evals.families.redteam",
+    "load_run_dir": "pytest_evals.families.redteam",
+    "load_data_dir": "pytest_evals.families.redteam",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from pytest_evals.aggregator import Aggregator
-    from pytest_evals.results import CaseResult
-    from pytest_evals.suite import Suite
+    from pytest_evals.controller.aggregator import Aggregator
+    from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.suites.suite_config import Suite
 
 
 @pytest.hookspec(firstresult=True)
@@ -30,7 +30,7 @@ def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None
 @pytest.hookspec
 def pytest_evals_case_result(config: pytest.Config, nodeid: str, result: CaseResult) -> None:
     """Called on the controller once per case, in arrival order, with the case's node
-    id and its full :class:`~pytest_evals.results.CaseResult` (details included:
+    id and its full :class:`~pytest_evals.model.case_result.CaseResult` (details included:
     prompts, replies).
 
     The test report keeps only the light part afterwards (the details are spooled to

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals import hookspecs
-from pytest_evals.families import is_suite_path
-from pytest_evals.partition import BLOCKS_FLAG, case_file_patterns, set_extra_patterns
+from pytest_evals.collection.xdist_blocks import BLOCKS_FLAG, case_file_patterns, set_extra_patterns
+from pytest_evals.registry.family_registry import is_suite_path
 
 if TYPE_CHECKING:
-    from pytest_evals.aggregator import Aggregator
+    from pytest_evals.controller.aggregator import Aggregator
 
 _PREVIOUS_PATTERNS = pytest.StashKey[tuple[str, ...]]()
 #: Set once a test function is parametrized by ``pytest_evals.cases`` (see api.py).
@@ -30,17 +30,17 @@ CASES_MARKER = "evals_cases"
 
 # Each area registers its own options and hooks.
 pytest_plugins = [
-    "pytest_evals.llm.plugin",
-    "pytest_evals.progress",
-    "pytest_evals.reports.plugin",
-    "pytest_evals.guard",
-    "pytest_evals.regression.plugin",
+    "pytest_evals.llm.llm_plugin",
+    "pytest_evals.controller.progress",
+    "pytest_evals.reports.report_plugin",
+    "pytest_evals.hardening.report_guard",
+    "pytest_evals.regression.regression_plugin",
 ]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
-    from pytest_evals.families import registry
+    from pytest_evals.registry.family_registry import registry
 
     # Task families' own plugins (their options: pytest_addoption is a historic hook,
     # so a plugin registered now still adds its options).
@@ -108,10 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CASES_MARKER}(path, ...): parametrize with the cases of a JSONL file")
     patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
     config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
-    from pytest_evals.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
-    from pytest_evals.caserunner import RUNNER_KEY, CaseRunner
-    from pytest_evals.heap import HeapFreezer
-    from pytest_evals.suitecache import SUITES_KEY, SuiteCache
+    from pytest_evals.collection.suite_loader import SUITES_KEY, SuiteCache
+    from pytest_evals.controller.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
+    from pytest_evals.worker.case_runner import RUNNER_KEY, CaseRunner
+    from pytest_evals.worker.heap_freeze import HeapFreezer
 
     config.stash[SUITES_KEY] = SuiteCache(config)
     runner = CaseRunner(config)
@@ -123,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
         aggregator = Aggregator(config)
         config.stash[AGGREGATOR_KEY] = aggregator
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
-        from pytest_evals.outputs import GeneratedWriter, SummaryWriter
+        from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
 
         config.pluginmanager.register(GeneratedWriter(), "pytest_evals_generated_writer")
         config.pluginmanager.register(SummaryWriter(), "pytest_evals_summary_writer")
@@ -134,8 +134,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from pytest_evals.aggregator import get_aggregator
-    from pytest_evals.caserunner import RUNNER_KEY
+    from pytest_evals.controller.aggregator import get_aggregator
+    from pytest_evals.worker.case_runner import RUNNER_KEY
 
     runner = config.stash.get(RUNNER_KEY, None)
     if runner is not None:
@@ -166,14 +166,14 @@ class _XdistPartition:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if not self._blocks(config):
             return None
-        from pytest_evals.partition import make_scheduler_class
+        from pytest_evals.collection.xdist_blocks import make_scheduler_class
 
         return make_scheduler_class()(config, log)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_suite_path(file_path.name, case_file_patterns()):
-        from pytest_evals.collect import SuiteFile
+        from pytest_evals.collection.suite_items import SuiteFile
 
         return SuiteFile.from_parent(parent, path=file_path)
     return None
@@ -182,7 +182,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker(CASES_MARKER) is None:
         return
-    from pytest_evals import api
+    from pytest_evals.collection import cases_marker as api
 
     metafunc.config.stash[_CASES_MARKER_USED] = True
     api.generate_tests(metafunc)
@@ -192,7 +192,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     yield
     if item.config.stash.get(_CASES_MARKER_USED, False):
-        from pytest_evals import api
+        from pytest_evals.collection import cases_marker as api
 
         api.load_param(item)
 
@@ -212,6 +212,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # A case failure reaches the xdist controller as text and crash location (collect.py).
     crash = getattr(report, "evals_crash", None)
     if crash is not None and isinstance(report.longrepr, str):
-        from pytest_evals.collect import restore_failure_repr
+        from pytest_evals.collection.suite_items import restore_failure_repr
 
         restore_failure_repr(report, crash)

@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
     from pytest_evals.llm.client import ChatResponse, LLMClient
-    from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
     from pytest_evals.llm.judge import Judge, parse_verdict
     from pytest_evals.llm.settings import LLMSettings
 
 _EXPORTS: dict[str, str] = {
     "ChatResponse": "pytest_evals.llm.client",
     "LLMClient": "pytest_evals.llm.client",
-    "DryRunSkip": "pytest_evals.llm.errors",
-    "LLMError": "pytest_evals.llm.errors",
-    "OfflineError": "pytest_evals.llm.errors",
+    "DryRunSkip": "pytest_evals.llm.call_errors",
+    "LLMError": "pytest_evals.llm.call_errors",
+    "OfflineError": "pytest_evals.llm.call_errors",
     "Judge": "pytest_evals.llm.judge",
     "parse_verdict": "pytest_evals.llm.judge",
     "LLMSettings": "pytest_evals.llm.settings",
@@ -92,8 +92,8 @@ def get_client(config: pytest.Config) -> LLMClient:
     key = _key("client")
     client: LLMClient | None = config.stash.get(key, None)
     if client is None:
-        from pytest_evals.engine import session_engine
         from pytest_evals.llm.client import LLMClient
+        from pytest_evals.llm.event_loop import session_engine
 
         # Without a session (the client used outside a pytest_evals run) the client
         # runs its own engine for sync callers.

@@ -31,20 +31,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pytest_evals import inline, redact, usage
+from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm.batch import gate as batch_gate
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
-from pytest_evals.llm.errors import DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
 from pytest_evals.llm.retry import AttemptError, Backoff
 from pytest_evals.llm.settings import LLMSettings
-from pytest_evals.llm.stats import LLMStats
 from pytest_evals.llm.tokens import estimate_completion_tokens, estimate_prompt_tokens
-from pytest_evals.llm.transport import AiohttpTransport, Completion, OpenAITransport, Transport
+from pytest_evals.llm.transport.http_transport import (
+    AiohttpTransport,
+    Completion,
+    OpenAITransport,
+    Transport,
+)
+from pytest_evals.model import case_usage as usage
+from pytest_evals.worker import inline_eval as inline
 
 if TYPE_CHECKING:
-    from pytest_evals.engine import Engine
+    from pytest_evals.llm.event_loop import Engine
 
 log = logging.getLogger("pytest_evals.llm")
 
@@ -143,7 +150,7 @@ def make_transport(
     ``cache``: the process transport's helper applies its claims and stores."""
     kind = resolve_transport(settings, for_suites)
     if kind == "process":
-        from pytest_evals.llm.relay import ProcessTransport
+        from pytest_evals.llm.transport.process_transport import ProcessTransport
 
         return ProcessTransport(settings, stats, cache)
     if kind == "aiohttp":
@@ -568,7 +575,7 @@ class LLMClient:
             return self._engine
         with self._lock:
             if self._own_engine is None:
-                from pytest_evals.engine import Engine
+                from pytest_evals.llm.event_loop import Engine
 
                 self._own_engine = Engine()
             return self._own_engine

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_evals.errors import JudgeError
 from pytest_evals.llm.client import ChatResponse, Messages, normalize_messages
+from pytest_evals.model.errors import JudgeError
 
 if TYPE_CHECKING:
     from pytest_evals.llm.client import LLMClient

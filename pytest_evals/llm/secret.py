@@ -1,13 +1,13 @@
 """The API key: held in one object whose repr never shows it, and scrubbed from text.
 
 Creating a :class:`Secret` registers its value with the process-wide redaction layer
-(:mod:`pytest_evals.redact`), so every text that leaves the process is masked, not
+(:mod:`pytest_evals.hardening.redaction`), so every text that leaves the process is masked, not
 only the messages this layer builds.
 """
 
 from __future__ import annotations
 
-from pytest_evals import redact as _redact
+from pytest_evals.hardening import redaction as _redact
 
 MASK = _redact.MASK
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pytest_evals import redact
+from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table
 from pytest_evals.llm.secret import Secret
 

@@ -4,5 +4,5 @@ Owns :mod:`.classification` (binary counts and multiclass confusion matrices wit
 their intervals, used by the classification, HaluEval and RAG tasks) and
 :mod:`.reference` (the reference-based metrics of HarpIA suites: BLEU, chrF, TER, ROUGE,
 BERTScore, METEOR, ...). Generic metric values and trees are in
-:mod:`pytest_evals.aggregate`; statistics in :mod:`pytest_evals.stats`.
+:mod:`pytest_evals.model.metric_value`; statistics in :mod:`pytest_evals.stats.intervals`.
 """

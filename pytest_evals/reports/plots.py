@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_evals.formatting import is_json_leaf
+from pytest_evals.model.value_format import is_json_leaf
 
 MAX_PANELS = 6
 MAX_BARS = 24

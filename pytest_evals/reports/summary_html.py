@@ -5,7 +5,7 @@ result: the numbers of the terminal and of ``--evals-json``, each cell also carr
 the exact value in a data attribute), the gates, problems, how much case detail the
 report holds, and the plots. Above the suites: the model and judge, requests, cache
 hits, tokens and cost. This module picks and formats the values
-(:mod:`pytest_evals.formatting`); ``templates/summary.jinja2`` lays them out, escaped.
+(:mod:`pytest_evals.model.value_format`); ``templates/summary.jinja2`` lays them out, escaped.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_evals import formatting as fmt
+from pytest_evals.model import value_format as fmt
+from pytest_evals.output.html_templating import macros
 from pytest_evals.reports.plots import Plot
-from pytest_evals.templating import macros
 
 _SECRET_WORDS = ("api_key", "apikey", "secret", "password", "authorization")
 _PACKAGE = "pytest_evals.reports"

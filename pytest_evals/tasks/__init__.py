@@ -1,7 +1,7 @@
 """Registry of evaluation kinds (tasks), imported lazily so collection stays cheap.
 
 Task families register their tasks through entry points (see
-:mod:`pytest_evals.families`); :func:`register_task` adds one from a conftest or a
+:mod:`pytest_evals.registry.family_registry`); :func:`register_task` adds one from a conftest or a
 script. A name registered here wins over a family's.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_evals.errors import SuiteConfigError
+from pytest_evals.model.errors import SuiteConfigError
 
 if TYPE_CHECKING:
-    from pytest_evals.tasks.base import Task
+    from pytest_evals.tasks.task_contract import Task
 
 #: task name -> "module:Class", added with :func:`register_task`.
 TASKS: dict[str, str] = {}
@@ -27,20 +27,20 @@ def register_task(name: str, target: str | type[Task]) -> None:
 
 
 def known_tasks() -> list[str]:
-    from pytest_evals.families import registry
+    from pytest_evals.registry.family_registry import registry
 
     return sorted({*TASKS, *registry().tasks})
 
 
 def get_task_class(name: str, where: str = "") -> type[Task]:
-    from pytest_evals.families import registry
+    from pytest_evals.registry.family_registry import registry
 
     prefix = f"{where}: " if where else ""
     specs = (TASKS[name],) if name in TASKS else registry().tasks.get(name)
     if specs is None:
         broken = "".join(f"\n  family {fam!r} could not be loaded: {err}" for fam, err in registry().broken.items())
         raise SuiteConfigError(f"{prefix}unknown task {name!r}; known tasks: {', '.join(known_tasks())}{broken}")
-    from pytest_evals.resolve import ResolveError, resolve_name
+    from pytest_evals.registry.dotted_names import ResolveError, resolve_name
 
     error: ResolveError | None = None
     # Later specs are fallbacks: the same class at a module path an older layout used.

@@ -106,7 +106,7 @@ def resolve_responder(spec: str | Responder) -> Responder:
         return spec
     if spec in BUILTIN_RESPONDERS:
         return BUILTIN_RESPONDERS[spec]
-    from pytest_evals.resolve import ResolveError, resolve_name
+    from pytest_evals.registry.dotted_names import ResolveError, resolve_name
 
     if ":" not in spec:
         raise ValueError(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.cli import main
+from pytest_evals.cli.main import main
 from pytest_evals.llm.batch import ledger
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
@@ -82,7 +82,7 @@ def test_bad_options_name_what_is_wrong(pytester: pytest.Pytester) -> None:
 
 
 def _cli_process(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_evals.cli", "batch", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "pytest_evals.cli.main", "batch", *args], capture_output=True, text=True, timeout=120)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

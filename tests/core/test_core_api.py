@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 import pytest_evals
-from pytest_evals.api import cases
+from pytest_evals.collection.cases_marker import cases
 
 
 class Question(BaseModel):
@@ -44,7 +44,7 @@ def test_task(case):
 
 def test_cases_is_the_public_api() -> None:
     import pytest_evals
-    from pytest_evals import api
+    from pytest_evals.collection import cases_marker as api
 
     assert pytest_evals.cases is api.cases
     assert "cases" in pytest_evals.__all__
@@ -120,7 +120,7 @@ def test_missing_or_empty_file_is_one_erroring_test(
         (pytester.path / "data" / "cases.jsonl").write_bytes(content)
     pytester.makepyfile(
         test_api="""
-        from pytest_evals.api import cases
+        from pytest_evals.collection.cases_marker import cases
 
         @cases("data/cases.jsonl")
         def test_case(case):
@@ -141,7 +141,7 @@ def test_path_is_relative_to_the_test_file_and_options(pytester: pytest.Pytester
         pytester.path, "sub/cases.jsonl", [{"key": "k1", "text": "a"}, {"key": "k2", "text": "b"}]
     )
     (pytester.path / "sub" / "test_sub.py").write_text(
-        "from pytest_evals.api import cases\n\n"
+        "from pytest_evals.collection.cases_marker import cases\n\n"
         "@cases('cases.jsonl', argname='row', id_field='key')\n"
         "def test_row(row):\n"
         "    assert row['text'] in ('a', 'b')\n"
@@ -157,7 +157,7 @@ def test_unknown_task_errors_naming_the_task(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path, "data/cases.jsonl", [jb(True, True, case_id="a")])
     pytester.makepyfile(
         test_api="""
-        from pytest_evals.api import cases
+        from pytest_evals.collection.cases_marker import cases
 
         @cases("data/cases.jsonl", task="no_such_task")
         def test_case(case):
@@ -196,7 +196,7 @@ def test_model_must_be_a_pydantic_model(pytester: pytest.Pytester) -> None:
     write_jsonl(pytester.path, "data/cases.jsonl", [jb(True, True, case_id="a")])
     pytester.makepyfile(
         test_api="""
-        from pytest_evals.api import cases
+        from pytest_evals.collection.cases_marker import cases
 
         @cases("data/cases.jsonl", model=dict)
         def test_case(case):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from scipy import stats as sps
 
-from pytest_evals.cli import main
-from pytest_evals.outcomes import OutcomeFileError, load_outcomes, pair
+from pytest_evals.cli.main import main
+from pytest_evals.output.run_reader import OutcomeFileError, load_outcomes, pair
 
 
 def record(case_id: str, status: str, suite: str = "suites/guard.eval.yaml", **data: object) -> str:
@@ -26,8 +26,8 @@ def record(case_id: str, status: str, suite: str = "suites/guard.eval.yaml", **d
 
 def test_compare_does_not_import_a_task_family() -> None:
     code = (
-        "import sys, pytest_evals.compare\n"
-        "bad = sorted(m for m in sys.modules if m.startswith(('pytest_evals.halueval', 'pytest_evals.tasks.halueval', 'scipy.stats')))\n"
+        "import sys, pytest_evals.cli.compare_runs\n"
+        "bad = sorted(m for m in sys.modules if m.startswith(('pytest_evals.families.halueval', 'pytest_evals.tasks.halueval', 'scipy.stats')))\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from pytest_evals import hookspecs
-from pytest_evals.aggregator import Aggregator
-from pytest_evals.results import CaseResult
-from pytest_evals.suite import Suite
+from pytest_evals.controller.aggregator import Aggregator
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.suites.suite_config import Suite
 
 #: Hooks whose first non-None answer is the answer (the others notify every plugin).
 FIRSTRESULT = {"pytest_evals_make_target"}

@@ -132,12 +132,11 @@ def test_the_cycle_finder_finds_cycles() -> None:
 def test_function_level_and_package_imports_count() -> None:
     edges = graph()
     # llm takes the engine from the config's stash; it must not reach up into the runner.
-    assert "pytest_evals.caserunner" not in edges["pytest_evals.llm"]
-    assert "pytest_evals.session" not in edges["pytest_evals.llm"]
+    assert "pytest_evals.worker.case_runner" not in edges["pytest_evals.llm"]
     # CaseItem.setup imports the runner inside a function: that is an edge.
-    assert "pytest_evals.caserunner" in edges["pytest_evals.collect"]
+    assert "pytest_evals.worker.case_runner" in edges["pytest_evals.collection.suite_items"]
     # importing pytest_evals.llm.judge runs pytest_evals/llm/__init__.py first
-    assert {"pytest_evals.llm", "pytest_evals.llm.judge"} <= edges["pytest_evals.context"]
+    assert {"pytest_evals.llm", "pytest_evals.llm.judge"} <= edges["pytest_evals.tasks.eval_context"]
 
 
 def test_plugin_only_wires() -> None:

@@ -19,10 +19,10 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
 
-from pytest_evals import stats
-from pytest_evals.aggregate import mean_metric
-from pytest_evals.compare import compare_counts, newcombe_phi, paired_difference_ci
-from pytest_evals.metrics.classification import binary_metrics, multiclass_metrics
+from pytest_evals.cli.compare_runs import compare_counts, newcombe_phi, paired_difference_ci
+from pytest_evals.metrics.label_metrics import binary_metrics, multiclass_metrics
+from pytest_evals.model.metric_value import mean_metric
+from pytest_evals.stats import intervals as stats
 
 Z = sps.norm.ppf(0.975)
 
@@ -167,7 +167,7 @@ def test_beta_quantile_is_scipys(a: float, b: float) -> None:
     """The hand-written Beta quantile of the F1 interval (beta.py) against scipy's."""
     from scipy.special import betainc, betaincinv
 
-    from pytest_evals.beta import beta_quantile, regularized_beta
+    from pytest_evals.stats.beta_quantile import beta_quantile, regularized_beta
 
     for q in (0.025, 0.5, 0.975):
         assert beta_quantile(a, b, q) == pytest.approx(float(betaincinv(a, b, q)), rel=1e-9, abs=1e-12)
@@ -176,7 +176,7 @@ def test_beta_quantile_is_scipys(a: float, b: float) -> None:
 
 
 def test_beta_quantile_edges() -> None:
-    from pytest_evals.beta import beta_quantile
+    from pytest_evals.stats.beta_quantile import beta_quantile
 
     assert beta_quantile(2.0, 3.0, 0.0) == 0.0 and beta_quantile(2.0, 3.0, 1.0) == 1.0
     assert beta_quantile(1.0, 1.0, 0.25) == pytest.approx(0.25, abs=1e-15)  # uniform

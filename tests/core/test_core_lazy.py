@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from core_helpers import write_suite
 
-from pytest_evals.jsonl import jsonl_refs, read_json_line
-from pytest_evals.tasks.base import CaseRef
+from pytest_evals.suites.jsonl_cases import jsonl_refs, read_json_line
+from pytest_evals.tasks.task_contract import CaseRef
 
 N_CASES = 35_000
 N_ITEMS = 3_000

@@ -12,8 +12,15 @@ import pytest
 import sklearn.metrics as sklearn_metrics
 from scipy import stats as sps
 
-from pytest_evals import stats
-from pytest_evals.aggregate import (
+from pytest_evals.families.classification.task import OutputGuardrails, OutputGuardrailsCase
+from pytest_evals.metrics.label_metrics import (
+    binary_metrics,
+    confusion_matrix,
+    f_beta,
+    multiclass_metrics,
+)
+from pytest_evals.model.gate import check, parse_thresholds
+from pytest_evals.model.metric_value import (
     Metric,
     count,
     mean_metric,
@@ -23,17 +30,10 @@ from pytest_evals.aggregate import (
     tree_to_json,
     walk,
 )
-from pytest_evals.classification.task import OutputGuardrails, OutputGuardrailsCase
-from pytest_evals.gates import check, parse_thresholds
-from pytest_evals.metrics.classification import (
-    binary_metrics,
-    confusion_matrix,
-    f_beta,
-    multiclass_metrics,
-)
-from pytest_evals.runner import drive
-from pytest_evals.suite import Suite
-from pytest_evals.tasks.base import CaseRef
+from pytest_evals.stats import intervals as stats
+from pytest_evals.suites.suite_config import Suite
+from pytest_evals.tasks.task_contract import CaseRef
+from pytest_evals.worker.prefetch import drive
 
 
 def pairs_from_counts(tp: int, tn: int, fp: int, fn: int) -> list[tuple[bool, bool]]:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals import cli
-from pytest_evals.extras import describe, install_hint
+from pytest_evals.cli import main as cli
+from pytest_evals.registry.missing_extras import describe, install_hint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_a_subcommand_of_a_missing_extra_says_which(monkeypatch: pytest.MonkeyPa
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_a_jailbreak_suite_runs_with_every_extra_library_hidden(pytester: pytest.Pytester, workers: list[str]) -> None:
     """What the fresh no-extras venv has: the core dependencies suffice for this path."""
-    from pytest_evals.extras import EXTRAS
+    from pytest_evals.registry.missing_extras import EXTRAS
 
     hide(pytester, *EXTRAS)
     shutil.copy(REPO / "eval_suites" / "jailbreak_guardrails.eval.yaml", pytester.path / "jb.eval.yaml")
@@ -102,8 +102,8 @@ def test_a_jailbreak_suite_runs_with_every_extra_library_hidden(pytester: pytest
 def test_a_target_that_needs_a_missing_extra_names_it() -> None:
     import asyncio
 
-    from pytest_evals.errors import TargetError
-    from pytest_evals.targets import CallableTarget
+    from pytest_evals.model.errors import TargetError
+    from pytest_evals.targets.target_kinds import CallableTarget
 
     def answer(case: dict[str, object]) -> str:
         raise ModuleNotFoundError("No module named 'inscriptis'", name="inscriptis")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from core_helpers import jb_counts, write_jsonl, write_suite
 
-from pytest_evals.resolve import ResolveError, resolve_name
+from pytest_evals.registry.dotted_names import ResolveError, resolve_name
 
 
 def test_a_good_name_resolves_to_the_object_with_dotted_attributes() -> None:
     assert resolve_name("os.path:join", "target") is os.path.join
-    assert resolve_name("pytest_evals.resolve:ResolveError.__name__", "x") == "ResolveError"
+    assert resolve_name("pytest_evals.registry.dotted_names:ResolveError.__name__", "x") == "ResolveError"
 
 
 @pytest.mark.parametrize(
@@ -57,8 +57,8 @@ def test_a_suite_target_that_names_nothing_is_an_error_naming_it(pytester: pytes
 
 
 def test_an_unknown_task_class_names_the_task() -> None:
-    from pytest_evals.errors import SuiteConfigError
-    from pytest_evals.families import registry
+    from pytest_evals.model.errors import SuiteConfigError
+    from pytest_evals.registry.family_registry import registry
     from pytest_evals.tasks import get_task_class
 
     registry().tasks["broken_task_xyz"] = ("no_such_family_xyz.task:Broken",)

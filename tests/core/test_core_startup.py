@@ -45,7 +45,7 @@ import importlib, json, sys
 import pytest
 before = set(sys.modules)
 from pytest_evals import plugin
-from pytest_evals.families import registry
+from pytest_evals.registry.family_registry import registry
 todo = [*plugin.pytest_plugins, *registry().plugins]
 while todo:
     module = importlib.import_module(todo.pop())

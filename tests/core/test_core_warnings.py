@@ -12,7 +12,7 @@ from pytest_evals.reports.summary_html import suite_section
 #: and are reported as a suite warning (the HaluEval rule in miniature).
 CONFTEST = """
 from pytest_evals import CaseResult, Task, register_task
-from pytest_evals.aggregate import count
+from pytest_evals.model.metric_value import count
 
 
 class Replies(Task):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_evals import inline
+from pytest_evals.worker import inline_eval as inline
 
 
 def test_a_coroutine_that_never_waits_completes_with_its_value() -> None:

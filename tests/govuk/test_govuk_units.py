@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 
-from pytest_evals.classification.retrieval import RetrievalCase, chunk_scores, path_lists
-from pytest_evals.classification.topic_tagger import TopicCase, topic_checks
-from pytest_evals.errors import JudgeError, SuiteConfigError
-from pytest_evals.rag.config import RagMetricSpec
-from pytest_evals.rag.evaluate import run_metric
-from pytest_evals.rag.offline import score_bias, score_contradictions
-from pytest_evals.rag.outcome import RunOutcome
-from pytest_evals.target_adapters import OutputExpression
+from pytest_evals.families.classification.retrieval import RetrievalCase, chunk_scores, path_lists
+from pytest_evals.families.classification.topic_tagger import TopicCase, topic_checks
+from pytest_evals.families.rag.config import RagMetricSpec
+from pytest_evals.families.rag.evaluate import run_metric
+from pytest_evals.families.rag.offline import score_bias, score_contradictions
+from pytest_evals.families.rag.outcome import RunOutcome
+from pytest_evals.model.errors import JudgeError, SuiteConfigError
+from pytest_evals.targets.command_adapters import OutputExpression
 
 from .layout import RETRIEVAL, TOPIC_TAGGER
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals import stats
-from pytest_evals.cli import main
-from pytest_evals.compare import compare_pairs, paired_difference_ci
-from pytest_evals.halueval.outcomes import OutcomeFileError, load_outcomes, pair
+from pytest_evals.cli.compare_runs import compare_pairs, paired_difference_ci
+from pytest_evals.cli.main import main
+from pytest_evals.families.halueval.outcomes import OutcomeFileError, load_outcomes, pair
+from pytest_evals.stats import intervals as stats
 
 
 def result_line(case_id: str, status: str, suite: str = "eval_suites/halueval.eval.yaml", **data: object) -> str:

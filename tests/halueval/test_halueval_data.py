@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.halueval.index import file_refs, read_record
-from pytest_evals.halueval.items import TASK_TYPES
-from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.records import to_item
+from pytest_evals.families.halueval.index import file_refs, read_record
+from pytest_evals.families.halueval.items import TASK_TYPES
+from pytest_evals.families.halueval.layout import data_file
+from pytest_evals.families.halueval.records import to_item
 
 COUNTS = {"qa": 10_000, "dialogue": 10_000, "summarization": 10_000, "general": 4_507}
 

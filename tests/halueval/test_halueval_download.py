@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.cli import main
-from pytest_evals.halueval.layout import OFFICIAL_COMMIT, OFFICIAL_FILES
+from pytest_evals.cli.main import main
+from pytest_evals.families.halueval.layout import OFFICIAL_COMMIT, OFFICIAL_FILES
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -90,7 +90,7 @@ def test_checksum_mismatch_writes_nothing(served: tuple[str, Path, list[str]], t
 def test_http_error_is_reported(served: tuple[str, Path, list[str]], tmp_path: Path) -> None:
     url, _, _ = served
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_evals.cli", "halueval", "download", "--dest", str(tmp_path / "d"),
+        [sys.executable, "-m", "pytest_evals.cli.main", "halueval", "download", "--dest", str(tmp_path / "d"),
          "--base-url", url, "--ref", "main"],
         capture_output=True, text=True, timeout=60,
     )

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.errors import CaseInputError
-from pytest_evals.halueval import hf
-from pytest_evals.halueval.index import file_refs, read_record
-from pytest_evals.halueval.items import TASK_TYPES
-from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.records import to_item
+from pytest_evals.families.halueval import hf
+from pytest_evals.families.halueval.index import file_refs, read_record
+from pytest_evals.families.halueval.items import TASK_TYPES
+from pytest_evals.families.halueval.layout import data_file
+from pytest_evals.families.halueval.records import to_item
+from pytest_evals.model.errors import CaseInputError
 
 datasets = pytest.importorskip("datasets")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.session import EvalSession, get_state
+from pytest_evals.worker.case_runner import CaseRunner, get_runner
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 SUITE = """\
@@ -34,7 +34,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 def run(
     pytester: pytest.Pytester, server: FakeOpenAI, data_dir: Path, tasks: str, sample: str, name: str
-) -> tuple[pytest.HookRecorder, dict[str, Any], EvalSession]:
+) -> tuple[pytest.HookRecorder, dict[str, Any], CaseRunner]:
     pytester.makefile(".eval.yaml", halueval=SUITE.format(data_dir=data_dir, tasks=tasks, sample=sample))
     out = pytester.path / f"{name}.json"
     server.reset()
@@ -43,7 +43,7 @@ def run(
         "--evals-model", "judge", "--evals-cache-dir", str(pytester.path / "cache"), "--evals-json", str(out),
     )
     config = reprec.getcalls("pytest_sessionfinish")[0].session.config
-    return reprec, json.loads(out.read_text(encoding="utf-8")), get_state(config)
+    return reprec, json.loads(out.read_text(encoding="utf-8")), get_runner(config)
 
 
 def case_results(reprec: pytest.HookRecorder) -> dict[str, tuple[str, dict[str, Any], str]]:

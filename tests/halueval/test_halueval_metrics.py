@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals import stats
-from pytest_evals.aggregate import Metric
-from pytest_evals.halueval.metrics import Outcome, aggregate
+from pytest_evals.families.halueval.metrics import Outcome, aggregate
+from pytest_evals.model.metric_value import Metric
+from pytest_evals.stats import intervals as stats
 
 
 def o(task: str, expected: str, predicted: str | None, shown: int = 10, other: int | None = 5, **kw: bool) -> Outcome:
@@ -137,6 +137,6 @@ def test_aggregation_does_not_depend_on_order() -> None:
     items = [*qa_outcomes(), o("general", "yes", "no", 7, None), o("general", "no", "no", 9, None)]
     a, _ = aggregate(items)
     b, _ = aggregate(list(reversed(items)))
-    from pytest_evals.aggregate import tree_to_json
+    from pytest_evals.model.metric_value import tree_to_json
 
     assert tree_to_json(a) == tree_to_json(b)

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.halueval.index import file_refs, read_record
-from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.prompts import PromptSet
-from pytest_evals.halueval.records import to_item
+from pytest_evals.families.halueval.index import file_refs, read_record
+from pytest_evals.families.halueval.layout import data_file
+from pytest_evals.families.halueval.prompts import PromptSet
+from pytest_evals.families.halueval.records import to_item
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 #: The script's system messages, typed from evaluate.py (its "huallucination" included).

@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_evals.halueval.items import HaluEvalItem, parse_dialogue
-from pytest_evals.halueval.offline import (
+from pytest_evals.families.halueval.items import HaluEvalItem, parse_dialogue
+from pytest_evals.families.halueval.offline import (
     THRESHOLDS,
     content_words,
     lexical_support,
     offline_verdict,
     passages,
 )
-from pytest_evals.halueval.parsing import parse_judgement
+from pytest_evals.families.halueval.parsing import parse_judgement
 
 QA = HaluEvalItem(
     id="qa-1", task_type="qa", question="Which magazine was started first?",

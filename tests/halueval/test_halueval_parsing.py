@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.halueval.parsing import Judgement, parse_judgement
+from pytest_evals.families.halueval.parsing import Judgement, parse_judgement
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pytest_evals.progress import ProgressState, format_duration
+from pytest_evals.controller.progress import ProgressState, format_duration
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.errors import CaseInputError
-from pytest_evals.halueval.items import HaluEvalItem, parse_dialogue
-from pytest_evals.halueval.prompts import SEED_TEMPLATES, PromptSet
+from pytest_evals.families.halueval.items import HaluEvalItem, parse_dialogue
+from pytest_evals.families.halueval.prompts import SEED_TEMPLATES, PromptSet
+from pytest_evals.model.errors import CaseInputError
 
 QA = HaluEvalItem(
     id="qa-1", task_type="qa", question="Who wrote {it}?", knowledge="K facts.",

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_evals.errors import CaseInputError
-from pytest_evals.halueval.index import file_refs, read_record
-from pytest_evals.halueval.items import HaluEvalItem, Turn, parse_dialogue, render_dialogue
-from pytest_evals.halueval.records import to_item
+from pytest_evals.families.halueval.index import file_refs, read_record
+from pytest_evals.families.halueval.items import HaluEvalItem, Turn, parse_dialogue, render_dialogue
+from pytest_evals.families.halueval.records import to_item
+from pytest_evals.model.errors import CaseInputError
 
 
 def test_dialogue_history_is_parsed_into_turns() -> None:

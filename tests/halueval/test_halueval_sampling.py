@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.halueval.index import file_refs
-from pytest_evals.halueval.items import TASK_TYPES
-from pytest_evals.halueval.layout import data_file
-from pytest_evals.halueval.sampling import allocate, pick, shows_hallucinated, stratified, unit_hash
+from pytest_evals.families.halueval.index import file_refs
+from pytest_evals.families.halueval.items import TASK_TYPES
+from pytest_evals.families.halueval.layout import data_file
+from pytest_evals.families.halueval.sampling import (
+    allocate,
+    pick,
+    shows_hallucinated,
+    stratified,
+    unit_hash,
+)
 
 SIZES = {"qa": 10_000, "dialogue": 10_000, "summarization": 10_000, "general": 4_507}
 
@@ -77,7 +83,7 @@ def test_choice_is_the_same_in_another_process() -> None:
     """No per-process salt (like Python's str hash): every xdist worker agrees."""
     ids = ["qa-1", "dialogue-77", "summarization-9999", "general-line1975"]
     code = (
-        "from pytest_evals.halueval.sampling import shows_hallucinated, unit_hash;"
+        "from pytest_evals.families.halueval.sampling import shows_hallucinated, unit_hash;"
         f"print([shows_hallucinated(i, 5) for i in {ids!r}], unit_hash('x', 1))"
     )
     out = subprocess.run(

@@ -307,13 +307,13 @@ def test_compare_two_models_from_their_run_files(
     only_weak = sum(right[("weak", p)] and not right[("strong", p)] for p in prompts)
     only_strong = sum(right[("strong", p)] and not right[("weak", p)] for p in prompts)
     result = pytester.run(
-        sys.executable, "-m", "pytest_evals.cli", "compare", str(paths["weak"]), str(paths["strong"]),
+        sys.executable, "-m", "pytest_evals.cli.main", "compare", str(paths["weak"]), str(paths["strong"]),
         "--json", str(pytester.path / "cmp.json"),
     )
     assert result.ret == 0, result.stderr.str()
     cmp = json.loads((pytester.path / "cmp.json").read_text(encoding="utf-8"))["comparisons"]
     assert (cmp["all"]["n"], cmp["all"]["only_a"], cmp["all"]["only_b"]) == (80, only_weak, only_strong)
-    from pytest_evals import stats
+    from pytest_evals.stats import intervals as stats
 
     assert cmp["all"]["p_value"] == stats.mcnemar_exact(only_weak, only_strong)
     assert sum(cmp[t]["n"] for t in ("qa", "dialogue", "summarization", "general")) == 80

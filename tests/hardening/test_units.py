@@ -11,12 +11,13 @@ from urllib.parse import quote
 
 import pytest
 
-from pytest_evals import redact, strictjson
-from pytest_evals.errors import SuiteConfigError
-from pytest_evals.jsonl import too_deep
+from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm.retry import parse_retry_after, status_error
 from pytest_evals.llm.settings import LLMSettings, split_userinfo
-from pytest_evals.suite import load_yaml_limited
+from pytest_evals.model.errors import SuiteConfigError
+from pytest_evals.output import strict_json as strictjson
+from pytest_evals.suites.jsonl_cases import too_deep
+from pytest_evals.suites.suite_config import load_yaml_limited
 
 
 def test_every_form_of_a_registered_secret_is_masked() -> None:
@@ -106,7 +107,7 @@ def test_unparseable_retry_after_is_still_throttling() -> None:
 
 
 def test_strict_json_files_written_atomically(tmp_path: Path) -> None:
-    from pytest_evals.outputs import atomic_write
+    from pytest_evals.output.artifacts import atomic_write
 
     redact.register("file-secret-xyz9")
     atomic_write(tmp_path / "a.txt", "x file-secret-xyz9 \ud800")

@@ -16,14 +16,14 @@ from typing import Any
 import numpy  # noqa: F401
 import pytest
 
-import pytest_evals.harpia.scores
-import pytest_evals.harpia.task
-import pytest_evals.harpia.writers
+import pytest_evals.families.harpia.scores
+import pytest_evals.families.harpia.task
+import pytest_evals.families.harpia.writers
 import pytest_evals.metrics.reference.bertscore
 import pytest_evals.metrics.reference.bleu
 import pytest_evals.metrics.reference.edit
 import pytest_evals.metrics.reference.exact
-import pytest_evals.metrics.reference.judge
+import pytest_evals.metrics.reference.judged_metric
 import pytest_evals.metrics.reference.meteor
 import pytest_evals.metrics.reference.rouge
 import pytest_evals.metrics.reference.sacre
@@ -32,7 +32,7 @@ from pytest_evals.metrics.reference.bertscore import embedded_model_path
 from pytest_evals.metrics.reference.wordnet import SYSTEM_WORDNET
 
 HERE = Path(__file__).parent
-SCHEMAS = Path(pytest_evals.harpia.writers.__file__).parent / "schemas"
+SCHEMAS = Path(pytest_evals.families.harpia.writers.__file__).parent / "schemas"
 
 
 def _preload() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_evals.harpia.batcher import Batcher
+from pytest_evals.families.harpia.batcher import Batcher
 
 
 class Recorder:

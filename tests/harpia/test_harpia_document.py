@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.errors import CaseInputError, SuiteConfigError
-from pytest_evals.harpia.document import load_document, validate_instance
+from pytest_evals.families.harpia.document import load_document, validate_instance
+from pytest_evals.model.errors import CaseInputError, SuiteConfigError
 
 BLEU = {"id": "bleu", "enable": True, "parameters": {}}
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.harpia.deadline import DeadlineExceeded, call_with_deadline
-from pytest_evals.harpia.document import load_document
-from pytest_evals.harpia.writers import load_output
+from pytest_evals.families.harpia.deadline import DeadlineExceeded, call_with_deadline
+from pytest_evals.families.harpia.document import load_document
+from pytest_evals.families.harpia.writers import load_output
 from pytest_evals.metrics.reference import BadParameters, MetricError, Pair, build_metric
 
 from .conftest import needs_wordnet

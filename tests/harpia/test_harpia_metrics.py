@@ -250,8 +250,8 @@ def test_unsupervised_judge_needs_no_reference() -> None:
 
 
 def test_judge_rating_is_rescaled_and_checked() -> None:
-    from pytest_evals.errors import JudgeError
-    from pytest_evals.metrics.reference.judge import Rating
+    from pytest_evals.metrics.reference.judged_metric import Rating
+    from pytest_evals.model.errors import JudgeError
 
     judge = build_metric("llm_judge", {"scale_min": 0, "scale_max": 10})
     assert judge.result_from(Rating(rating=7, reasoning="ok"))["score"] == pytest.approx(0.7)  # type: ignore[attr-defined]

@@ -65,8 +65,8 @@ def test_the_new_spelling_wins_over_the_old_one(pytester: pytest.Pytester, write
 def test_the_old_ini_key_sets_the_deadline_and_the_new_one_wins(
     pytester: pytest.Pytester, write_harpia: Callable[..., Path]
 ) -> None:
-    from pytest_evals.harpia.plugin import CASE_DEADLINE
-    from pytest_evals.renamed import getini
+    from pytest_evals.families.harpia.option_aliases import getini
+    from pytest_evals.families.harpia.plugin import CASE_DEADLINE
 
     pytester.makeini("[pytest]\nharpia_case_deadline = 7\n")
     assert float(getini(pytester.parseconfig(), CASE_DEADLINE)) == 7.0

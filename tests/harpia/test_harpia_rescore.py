@@ -13,7 +13,7 @@ import pytest
 
 def rescore(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest_evals.cli", "rescore", str(folder), *args], capture_output=True, text=True
+        [sys.executable, "-m", "pytest_evals.cli.main", "rescore", str(folder), *args], capture_output=True, text=True
     )
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.aggregate import Metric
-from pytest_evals.collect import implicit_raw
-from pytest_evals.harpia.scores import TABLE_KEY
-from pytest_evals.harpia.task import Harpia
-from pytest_evals.harpia.writers import LiveLog, log_lines, output_objects
-from pytest_evals.results import CaseResult
-from pytest_evals.suite import load_suite
+from pytest_evals.collection.suite_items import implicit_raw
+from pytest_evals.families.harpia.scores import TABLE_KEY
+from pytest_evals.families.harpia.task import Harpia
+from pytest_evals.families.harpia.writers import LiveLog, log_lines, output_objects
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.metric_value import Metric
+from pytest_evals.suites.suite_config import load_suite
 
 from .conftest import INSTANCES, harpia_doc, validate_schema
 
@@ -27,7 +27,7 @@ def make_task(tmp_path: Path, metrics: list[dict[str, Any]]) -> Harpia:
 
 
 def evaluate_all(task: Harpia) -> list[CaseResult]:
-    from pytest_evals.runner import drive
+    from pytest_evals.worker.prefetch import drive
 
     out = []
     for ref in task.case_refs():

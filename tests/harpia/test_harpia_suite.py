@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evals.results import CaseResult
+from pytest_evals.model.case_result import CaseResult
 
 from .conftest import INSTANCES, read_log, read_output, validate_schema
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evals.aggregate import MetricTree, proportion
-from pytest_evals.context import EvalContext
-from pytest_evals.errors import CaseInputError
-from pytest_evals.results import CaseResult
-from pytest_evals.tasks.base import CaseRef, Task
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.errors import CaseInputError
+from pytest_evals.model.metric_value import MetricTree, proportion
+from pytest_evals.tasks.eval_context import EvalContext
+from pytest_evals.tasks.task_contract import CaseRef, Task
 
 
 class Probe(Task[dict[str, Any]]):

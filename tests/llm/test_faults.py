@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.errors import InfrastructureError
 from pytest_evals.llm import LLMClient, LLMError
 from pytest_evals.llm.retry import AttemptError, Backoff, parse_retry_after
+from pytest_evals.model.errors import InfrastructureError
 from pytest_evals.testing.fake_openai import FakeOpenAI, last_user_message
 
 from .conftest import closing, run

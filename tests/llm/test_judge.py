@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 from pydantic import BaseModel
 
-from pytest_evals.errors import JudgeError
 from pytest_evals.llm import Judge, LLMClient, parse_verdict
 from pytest_evals.llm.judge import extract_json_object
+from pytest_evals.model.errors import JudgeError
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .conftest import closing, run

@@ -8,7 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from pytest_evals.llm.offline import DISPLAY_NAME, Embedder, OfflineJudgeUnavailable, get_embedder
+from pytest_evals.llm.offline_judge import (
+    DISPLAY_NAME,
+    Embedder,
+    OfflineJudgeUnavailable,
+    get_embedder,
+)
 
 pytestmark = pytest.mark.slow  # loads torch and the model once (a few seconds)
 

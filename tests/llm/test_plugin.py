@@ -195,7 +195,7 @@ def test_dry_run_estimates_and_sends_nothing(
 
 
 def test_summary_names_offline_judge(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    from pytest_evals.llm.plugin import judge_line
+    from pytest_evals.llm.llm_plugin import judge_line
 
     config = pytester.parseconfig()
     assert (

@@ -1,4 +1,4 @@
-"""The process transport: aiohttp in a helper process (pytest_evals/llm/relay.py).
+"""The process transport: aiohttp in a helper process (pytest_evals/llm/transport/process_transport.py).
 
 The behaviour shared with the other transports (faults, Retry-After, body cap, secrets
 in written files, concurrency) is checked by the tests parametrized over transports;
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from pytest_evals.llm import LLMClient
-from pytest_evals.llm.relay import ProcessTransport, _Frames, frame
 from pytest_evals.llm.retry import AttemptError
+from pytest_evals.llm.transport.process_transport import ProcessTransport, _Frames, frame
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .conftest import TEST_KEY, closing, run

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evals.rag.task import RagAnswers
-from pytest_evals.results import CaseResult
-from pytest_evals.suite import load_suite
+from pytest_evals.families.rag.task import RagAnswers
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.suites.suite_config import load_suite
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .judge_script import ScriptedJudge

@@ -13,7 +13,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from pytest_evals.rag.prompts import PROMPTS
+from pytest_evals.families.rag.prompts import PROMPTS
 from pytest_evals.testing.fake_openai import last_user_message
 
 #: metric -> opening line of its prompt; both factual metrics share one prompt ("facts").

@@ -5,10 +5,10 @@ import statistics
 
 import pytest
 
-from pytest_evals.aggregate import Metric
-from pytest_evals.rag.aggregation import aggregate_results
-from pytest_evals.rag.config import RagMetricSpec
-from pytest_evals.results import CaseResult
+from pytest_evals.families.rag.aggregation import aggregate_results
+from pytest_evals.families.rag.config import RagMetricSpec
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.metric_value import Metric
 
 SPECS = [RagMetricSpec(name="faithfulness", threshold=1.0), RagMetricSpec(name="relevance", threshold=0.5)]
 

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.errors import CaseInputError, SuiteConfigError
-from pytest_evals.rag.cases import METRIC_FIELDS, METRIC_NAMES
-from pytest_evals.rag.task import RagAnswers
+from pytest_evals.families.rag.cases import METRIC_FIELDS, METRIC_NAMES
+from pytest_evals.families.rag.task import RagAnswers
+from pytest_evals.model.errors import CaseInputError, SuiteConfigError
 
 from .samples import CASE, CONTEXT
 

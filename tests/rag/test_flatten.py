@@ -2,15 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.errors import CaseInputError
-from pytest_evals.rag.cases import StructuredContext
-from pytest_evals.rag.flatten import (
+from pytest_evals.families.rag.cases import StructuredContext
+from pytest_evals.families.rag.flatten import (
     NO_CONTEXT,
     contexts_block,
     flatten_context,
     flatten_contexts,
     html_to_text,
 )
+from pytest_evals.model.errors import CaseInputError
 
 HTML = (
     "<h2 id=\"amounts\">How much you&rsquo;ll get</h2>\n"
@@ -74,7 +74,7 @@ def test_contexts_block_numbers_chunks_and_says_when_empty() -> None:
 
 
 def test_unreadable_html_names_the_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_evals.rag.flatten as flatten
+    import pytest_evals.families.rag.flatten as flatten
 
     real = flatten.html_to_text
 

@@ -7,9 +7,9 @@ from types import ModuleType
 
 import pytest
 
-from pytest_evals.errors import TargetError
-from pytest_evals.rag.cases import RagCase
-from pytest_evals.rag.generation import merge_output
+from pytest_evals.families.rag.cases import RagCase
+from pytest_evals.families.rag.generation import merge_output
+from pytest_evals.model.errors import TargetError
 
 from .samples import CONTEXT
 

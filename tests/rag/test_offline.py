@@ -25,7 +25,7 @@ OFF_TOPIC = {
 def warm_embedder() -> None:
     """Load the model before any in-process run: pytester restores ``sys.modules`` after
     each run, and torch cannot be imported twice in one process."""
-    from pytest_evals.llm.offline import get_embedder
+    from pytest_evals.llm.offline_judge import get_embedder
 
     get_embedder().encode(["warm up"])
 

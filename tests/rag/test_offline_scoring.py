@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.errors import JudgeError
-from pytest_evals.rag.offline import (
+from pytest_evals.families.rag.offline import (
     score_coherence,
     score_context_relevancy,
     score_factual,
     score_faithfulness,
     score_relevance,
 )
-from pytest_evals.rag.sentences import split_sentences
+from pytest_evals.families.rag.sentences import split_sentences
+from pytest_evals.model.errors import JudgeError
 
 
 def test_relevance_share_of_sentences_close_to_the_question() -> None:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.rag.messages import case_message
-from pytest_evals.rag.outcome import MetricOutcome, RunError, RunOutcome
+from pytest_evals.families.rag.messages import case_message
+from pytest_evals.families.rag.outcome import MetricOutcome, RunError, RunOutcome
 
 
 def run(score: float, reason: str = "") -> RunOutcome:

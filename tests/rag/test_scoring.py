@@ -5,10 +5,10 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pytest_evals.errors import JudgeError
-from pytest_evals.rag import scoring
-from pytest_evals.rag.replies import REPLIES, CoherenceReply, FactsReply, RelevanceReply
-from pytest_evals.rag.scoring import outcome_from_reply
+from pytest_evals.families.rag import scoring
+from pytest_evals.families.rag.replies import REPLIES, CoherenceReply, FactsReply, RelevanceReply
+from pytest_evals.families.rag.scoring import outcome_from_reply
+from pytest_evals.model.errors import JudgeError
 
 
 def reply(metric: str, data: dict) -> object:

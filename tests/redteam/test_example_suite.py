@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.redteam.loader import load_run_dir
-from pytest_evals.redteam.viewer import build_viewer
+from pytest_evals.families.redteam.loader import load_run_dir
+from pytest_evals.families.redteam.viewer import build_viewer
 
 REPO = Path(__file__).resolve().parents[2]
 

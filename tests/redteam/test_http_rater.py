@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.errors import InfrastructureError
-from pytest_evals.redteam.config import RaterSpec
-from pytest_evals.redteam.raters import HttpRater
+from pytest_evals.families.redteam.config import RaterSpec
+from pytest_evals.families.redteam.raters import HttpRater
+from pytest_evals.model.errors import InfrastructureError
 
 
 class Script:

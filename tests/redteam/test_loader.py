@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from pytest_evals import load_run_dir, save_population_state, save_system_prompt_stats
-from pytest_evals.redteam.loader import find_runs, load_data_dir
-from pytest_evals.redteam.schema import RUNNER_DIRS
-from pytest_evals.redteam.scoring import adversariality
+from pytest_evals.families.redteam.loader import find_runs, load_data_dir
+from pytest_evals.families.redteam.schema import RUNNER_DIRS
+from pytest_evals.families.redteam.scoring import adversariality
 from tests.redteam.samples import attack_dict, seed_example
 
 META = {"step": 1, "operation": "init"}

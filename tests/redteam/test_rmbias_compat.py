@@ -25,7 +25,7 @@ from pytest_evals import (
     save_cluster_info,
     save_system_prompt_stats,
 )
-from pytest_evals.cli import main
+from pytest_evals.cli.main import main
 from tests.redteam import rmbias_reference as ref
 
 RM = ref.Rater("skywork-v2", "classifier")

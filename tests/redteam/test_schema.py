@@ -8,7 +8,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pytest_evals.redteam.schema import (
+from pytest_evals.families.redteam.schema import (
     Attack,
     RatedResponse,
     RaterInfo,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.redteam.schema import Attack
-from pytest_evals.redteam.scoring import (
+from pytest_evals.families.redteam.schema import Attack
+from pytest_evals.families.redteam.scoring import (
     NORM_EPS,
     adversariality,
     attack_adversarial_score,

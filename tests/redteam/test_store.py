@@ -21,9 +21,9 @@ from pytest_evals import (
     save_population_state,
     save_system_prompt_stats,
 )
-from pytest_evals.redteam import store
-from pytest_evals.redteam.scoring import adversariality
-from pytest_evals.redteam.store import atomic_write_json, merge_system_prompt_attacks
+from pytest_evals.families.redteam import store
+from pytest_evals.families.redteam.scoring import adversariality
+from pytest_evals.families.redteam.store import atomic_write_json, merge_system_prompt_attacks
 from tests.redteam.samples import attack_dict
 
 META = {"step": 2, "operation": "mutate"}

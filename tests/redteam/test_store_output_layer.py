@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.redteam.convert import hash_system_prompt
-from pytest_evals.redteam.loader import load_run_dir
+from pytest_evals.families.redteam.convert import hash_system_prompt
+from pytest_evals.families.redteam.loader import load_run_dir
 from pytest_evals.testing.fake_openai import FakeOpenAI
 from tests.redteam import rt_fixtures as fx
 from tests.redteam.test_task import BASELINE, GIVEN_STATS, USERS, responder, suite, write_cases

@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pytest_evals.redteam.loader import load_run_dir
-from pytest_evals.redteam.raters import JUDGE_SYSTEM_PROMPT
-from pytest_evals.redteam.scoring import adversariality, normalize
+from pytest_evals.families.redteam.loader import load_run_dir
+from pytest_evals.families.redteam.raters import JUDGE_SYSTEM_PROMPT
+from pytest_evals.families.redteam.scoring import adversariality, normalize
 from pytest_evals.testing.fake_openai import FakeOpenAI, last_user_message
 from tests.redteam import rt_fixtures as fx
 

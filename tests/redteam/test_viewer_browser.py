@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.cli import main
-from pytest_evals.redteam.scoring import adversariality
-from pytest_evals.redteam.synthetic import SyntheticSpec, write_synthetic_run
+from pytest_evals.cli.main import main
+from pytest_evals.families.redteam.scoring import adversariality
+from pytest_evals.families.redteam.synthetic import SyntheticSpec, write_synthetic_run
 from tests.browser_support import console_errors
 from tests.redteam import viewer_page as page
 from tests.redteam.samples import attack_dict, rating

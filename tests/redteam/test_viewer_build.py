@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_evals import save_system_prompt_stats
-from pytest_evals.cli import main
-from pytest_evals.redteam.viewer import embed_json, render_html
+from pytest_evals.cli.main import main
+from pytest_evals.families.redteam.viewer import embed_json, render_html
 from tests.redteam.samples import attack_dict
 
 META = {"step": 0, "operation": "init"}
@@ -75,7 +75,7 @@ def test_viz_serve_serves_the_same_file_on_loopback(tmp_path: Path) -> None:
     data = make_data(tmp_path)
     out = tmp_path / "viz.html"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_evals.cli", "viz", str(data), "-o", str(out), "--serve", "--port", "0"],
+        [sys.executable, "-m", "pytest_evals.cli.main", "viz", str(data), "-o", str(out), "--serve", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_evals import save_population_state, save_system_prompt_stats
-from pytest_evals.cli import main
-from pytest_evals.redteam.scoring import adversariality
+from pytest_evals.cli.main import main
+from pytest_evals.families.redteam.scoring import adversariality
 from tests.browser_support import console_errors, wait_until
 from tests.redteam import viewer_page as page
 from tests.redteam.samples import attack_dict
@@ -110,7 +110,7 @@ def watch_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     data = tmp_path / "data"
     write_evo_run(data / "evo" / "run")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_evals.cli", "viz", str(data), "-o", str(tmp_path / "viz.html"),
+        [sys.executable, "-m", "pytest_evals.cli.main", "viz", str(data), "-o", str(tmp_path / "viz.html"),
          "--watch", "--port", "0", "--interval", "0.2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.cli import main
-from pytest_evals.redteam.viewer import render_html
+from pytest_evals.cli.main import main
+from pytest_evals.families.redteam.viewer import render_html
 from tests.browser_support import console_errors
 from tests.redteam import rt_fixtures as fx
 from tests.redteam import viewer_page as page

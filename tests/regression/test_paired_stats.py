@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from pytest_evals.regression import paired
-from pytest_evals.regression.paired import compare_ratio, mcnemar
+from pytest_evals.regression import paired_tests as paired
+from pytest_evals.regression.paired_tests import compare_ratio, mcnemar
 
 
 def _tail(k: int, n: int) -> float:

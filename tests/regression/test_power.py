@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from pytest_evals.regression.power import cases_needed, power
+from pytest_evals.regression.power_analysis import cases_needed, power
 
 
 def _simulated(n: int, drop: float, flip: float, runs: int = 1500) -> float:

@@ -173,7 +173,7 @@ def test_markdown_summary_renders(pytester: pytest.Pytester, monkeypatch: pytest
 
 
 def test_markdown_escapes_user_text() -> None:
-    from pytest_evals.regression.markdown import render
+    from pytest_evals.regression.markdown_summary import render
 
     summary = {"passed": False, "suites": [{"name": "a|b<script>", "task": "t", "passed": False,
                                             "cases": {"total": 1}, "reasons": ["x | y"], "gates": [], "metrics": {}}]}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.reports.store import decode
+from pytest_evals.reports.detail_store import decode
 
 XSS = (
     "<script>window.__xss=1</script>",
@@ -31,10 +31,10 @@ XSS = (
 XSS_ID = "<img/src=x/onerror=window.__xss=1>"
 
 PROBE_CONFTEST = '''
-from pytest_evals.aggregate import proportion, score_summary
-from pytest_evals.errors import JudgeError
+from pytest_evals.model.metric_value import proportion, score_summary
+from pytest_evals.model.errors import JudgeError
 from pytest_evals.tasks import register_task
-from pytest_evals.tasks.base import Task
+from pytest_evals.tasks.task_contract import Task
 
 
 class ScoredProbe(Task):

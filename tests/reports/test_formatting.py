@@ -3,13 +3,13 @@ and the Markdown summary show the same numbers for the same metric tree."""
 
 from __future__ import annotations
 
-from pytest_evals import formatting as fmt
-from pytest_evals.aggregate import Metric, count, proportion, tree_to_json, walk
-from pytest_evals.gates import GateResult
-from pytest_evals.regression.markdown import render
-from pytest_evals.reports.files import aggregate_rows
+from pytest_evals.model import value_format as fmt
+from pytest_evals.model.gate import GateResult
+from pytest_evals.model.metric_value import Metric, count, proportion, tree_to_json, walk
+from pytest_evals.output.terminal_report import fmt_metric
+from pytest_evals.regression.markdown_summary import render
+from pytest_evals.reports.result_files import aggregate_rows
 from pytest_evals.reports.summary_html import fmt_ci, fmt_value, metric_rows
-from pytest_evals.terminal import fmt_metric
 
 TREE = {
     "accuracy": proportion(7, 9, "no cases"),

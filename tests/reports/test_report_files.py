@@ -103,13 +103,13 @@ def test_result_files_and_xdist_identity(pytester: pytest.Pytester) -> None:
 
     # -- re-scoring from the files gives the same aggregates, without any model --------------
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_evals.reports.rescore", str(folder)], capture_output=True, text=True, cwd=pytester.path
+        [sys.executable, "-m", "pytest_evals.reports.rescore_command", str(folder)], capture_output=True, text=True, cwd=pytester.path
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "recomputed aggregates equal summary.json" in proc.stdout
     # ... and with a changed threshold, the verdict that threshold would have given
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_evals.reports.rescore", str(folder), "--set", "jb:thresholds.precision.min=0.5"],
+        [sys.executable, "-m", "pytest_evals.reports.rescore_command", str(folder), "--set", "jb:thresholds.precision.min=0.5"],
         capture_output=True, text=True, cwd=pytester.path,
     )
     assert proc.returncode == 0 and "jb: 6 cases -> PASSED" in proc.stdout, proc.stdout + proc.stderr
@@ -118,7 +118,7 @@ def test_result_files_and_xdist_identity(pytester: pytest.Pytester) -> None:
     flip = next(r for r in tampered if r["case_id"] == "jb-4")
     flip["data"]["actual"] = True
     (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in tampered), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "pytest_evals.reports.rescore", str(folder)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "pytest_evals.reports.rescore_command", str(folder)], capture_output=True, text=True)
     assert proc.returncode == 1 and "DIFFERS jb.eval.yaml: metrics differ" in proc.stdout
 
     # -- -n 2: the same report content and the same files ------------------------------------

@@ -30,9 +30,9 @@ HOSTILE = (ALERT, BREAKOUT, CLOSE, COMMENT)
 SUITE_NAME = 'suite"><svg/onload=alert(3)>'
 
 CONFTEST = """
-from pytest_evals.aggregate import proportion
+from pytest_evals.model.metric_value import proportion
 from pytest_evals.tasks import register_task
-from pytest_evals.tasks.base import Task
+from pytest_evals.tasks.task_contract import Task
 
 SCORE = {score!r}
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from pytest_evals.reports.detail import Trim, build_entry, score_rows, section_of
-from pytest_evals.reports.files import aggregate_rows, case_rows, folder_name, suite_folders
-from pytest_evals.reports.html import scores_text, verdict_text
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.output.html_templating import environment, script_json
+from pytest_evals.reports.case_detail import Trim, build_entry, score_rows, section_of
+from pytest_evals.reports.detail_store import DetailStore, decode
+from pytest_evals.reports.html_report import scores_text, verdict_text
 from pytest_evals.reports.plots import accuracy_charts, confusion_panels, score_values, suite_plots
-from pytest_evals.reports.store import DetailStore, decode
+from pytest_evals.reports.result_files import aggregate_rows, case_rows, folder_name, suite_folders
 from pytest_evals.reports.summary_html import counts_line, metrics_table
-from pytest_evals.results import CaseResult
-from pytest_evals.templating import environment, script_json
 
 
 def leaf(value: float | None, kind: str = "proportion", **extra: object) -> dict[str, object]:

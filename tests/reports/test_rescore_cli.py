@@ -24,16 +24,16 @@ def test_set_on_an_unknown_suite_warns(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", "--evals-report-dir", "runs")
     assert result.ret == 1
     (folder,) = [p for p in (pytester.path / "runs").iterdir() if p.is_dir()]
-    clean = subprocess.run([sys.executable, "-m", "pytest_evals.cli", "rescore", str(folder)], capture_output=True, text=True)
+    clean = subprocess.run([sys.executable, "-m", "pytest_evals.cli.main", "rescore", str(folder)], capture_output=True, text=True)
     assert clean.returncode == 0 and clean.stderr == "", clean.stdout + clean.stderr
     typo = subprocess.run(
-        [sys.executable, "-m", "pytest_evals.cli", "rescore", str(folder), "--set", "jbb:thresholds.accuracy.min=0.1"],
+        [sys.executable, "-m", "pytest_evals.cli.main", "rescore", str(folder), "--set", "jbb:thresholds.accuracy.min=0.1"],
         capture_output=True, text=True,
     )
     assert "warning: --set names suite 'jbb', which is not in this run (suites: jb)" in typo.stderr
     assert "jb: 2 cases -> FAILED" in typo.stdout  # nothing changed
     fixed = subprocess.run(
-        [sys.executable, "-m", "pytest_evals.cli", "rescore", str(folder), "--set", "jb:thresholds.accuracy.min=0.1"],
+        [sys.executable, "-m", "pytest_evals.cli.main", "rescore", str(folder), "--set", "jb:thresholds.accuracy.min=0.1"],
         capture_output=True, text=True,
     )
     assert fixed.returncode == 0 and fixed.stderr == "" and "jb: 2 cases -> PASSED" in fixed.stdout

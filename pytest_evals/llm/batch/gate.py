@@ -14,7 +14,7 @@ import contextvars
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from pytest_evals.llm.errors import LLMError
+from pytest_evals.llm.call_errors import LLMError
 
 
 class BatchPending(BaseException):

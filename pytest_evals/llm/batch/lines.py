@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import IO, Any
 
 # OpenAI's limits per batch input file (defined with the options, which show them).
-from pytest_evals.llm.batch.options import MAX_BYTES as MAX_BYTES
-from pytest_evals.llm.batch.options import MAX_LINES as MAX_LINES
+from pytest_evals.llm.batch.batch_options import MAX_BYTES as MAX_BYTES
+from pytest_evals.llm.batch.batch_options import MAX_LINES as MAX_LINES
 from pytest_evals.llm.retry import AttemptError
-from pytest_evals.llm.transport import Completion, completion_from_json
+from pytest_evals.llm.transport.http_transport import Completion, completion_from_json
 
 URL = "/v1/chat/completions"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evals.llm.errors import LLMError
+from pytest_evals.llm.call_errors import LLMError
 from pytest_evals.llm.secret import redact
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ Each metric wraps the library it names and is usable on its own::
 
 from __future__ import annotations
 
-from pytest_evals.metrics.reference.base import (
+from pytest_evals.metrics.reference.reference_metric import (
     MetricError,
     MetricParams,
     Pair,

@@ -6,7 +6,7 @@ all of its 6 layers. That is not evaluate's default model (roberta-large for Eng
 its scores are not comparable to HarpIA Lab's; the output says so. A model named by
 ``model_type`` must already be on disk (a local directory, or the Hugging Face cache):
 nothing is downloaded at run time. The scorer (model + tokenizer) is built once per
-process and settings through the process-wide loader (:mod:`pytest_evals.models`), and
+process and settings through the process-wide loader (:mod:`pytest_evals.llm.local_weights`), and
 every call scores a whole batch of pairs.
 
 Where bert-score itself would fail or be silent:
@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from pytest_evals.metrics.reference.base import (
+from pytest_evals.metrics.reference.reference_metric import (
     MetricError,
     MetricParams,
     Pair,
@@ -151,7 +151,7 @@ class BertScore(ReferenceMetric):
         model, layers = self.model_location()
         key = ("bertscore", model, layers, p.idf, self.idf_sentences if p.idf else (), p.device, p.lang,
                p.rescale_with_baseline, p.baseline_path, p.use_fast_tokenizer, p.nthreads)
-        from pytest_evals.models import load_model
+        from pytest_evals.llm.local_weights import load_model
 
         return load_model(key, lambda: self._build(model, layers))
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from pytest_evals.metrics.reference.base import MetricParams, Pair, ReferenceMetric, Result, Scored
+from pytest_evals.metrics.reference.reference_metric import (
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
 from pytest_evals.metrics.reference.tokenize import DEFAULT_TOKENIZER, TokenizerName, tokenize
 
 SMOOTHING_METHODS: tuple[str, ...] = tuple(f"method{i}" for i in range(8))

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.reference_metric import MetricParams, ReferenceMetric, Result
 from pytest_evals.metrics.reference.tokenize import DEFAULT_TOKENIZER, TokenizerName, tokenize
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pydantic import field_validator
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
+from pytest_evals.metrics.reference.reference_metric import MetricParams, ReferenceMetric, Result
 
 _SPACES = re.compile(r"\s+")
 

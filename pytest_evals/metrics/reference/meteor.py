@@ -7,7 +7,13 @@ from typing import Any
 
 from pydantic import Field
 
-from pytest_evals.metrics.reference.base import MetricParams, Pair, ReferenceMetric, Result, Scored
+from pytest_evals.metrics.reference.reference_metric import (
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
 from pytest_evals.metrics.reference.tokenize import DEFAULT_TOKENIZER, TokenizerName, tokenize
 from pytest_evals.metrics.reference.wordnet import load_wordnet
 

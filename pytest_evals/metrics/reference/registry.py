@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_evals.metrics.reference.base import ReferenceMetric
+from pytest_evals.metrics.reference.reference_metric import ReferenceMetric
 
 _PKG = "pytest_evals.metrics.reference"
 
@@ -48,7 +48,7 @@ def metric_class(metric_id: str) -> type[ReferenceMetric]:
     spec = METRICS.get(canonical_id(metric_id))
     if spec is None:
         raise UnknownMetric(f"unknown metric id {metric_id!r}; accepted: {', '.join(METRICS)}")
-    from pytest_evals.resolve import resolve_name
+    from pytest_evals.registry.dotted_names import resolve_name
 
     cls: type[ReferenceMetric] = resolve_name(spec, f"metric {metric_id!r}: class")
     return cls
@@ -76,7 +76,7 @@ def build_metric(metric_id: str, parameters: Mapping[str, Any] | None = None) ->
             f"parameter {'.'.join(str(p) for p in e['loc']) or '(parameters)'!r}: {e['msg']}" for e in exc.errors()
         )
         raise BadParameters(problems) from None
-    from pytest_evals.metrics.reference.base import MetricError
+    from pytest_evals.metrics.reference.reference_metric import MetricError
 
     try:
         return cls(model)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from pytest_evals.metrics.reference.base import (
+from pytest_evals.metrics.reference.reference_metric import (
     MetricError,
     MetricParams,
     Pair,

@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_evals.metrics.reference.base import MetricParams, Pair, ReferenceMetric, Result, Scored
+from pytest_evals.metrics.reference.reference_metric import (
+    MetricParams,
+    Pair,
+    ReferenceMetric,
+    Result,
+    Scored,
+)
 
 #: sacreBLEU tokenizers that need no downloaded model (spm/flores fetch one at run time).
 SACRE_TOKENIZERS = Literal["none", "13a", "intl", "char", "zh", "ja-mecab", "ko-mecab"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import Field
 
-from pytest_evals.metrics.reference.base import MetricParams, ReferenceMetric, Result
 from pytest_evals.metrics.reference.bertscore import EMBEDDED, embedded_model_path
+from pytest_evals.metrics.reference.reference_metric import MetricParams, ReferenceMetric, Result
 
 #: texts -> L2-normalised embeddings (numpy array, one row per text).
 Encoder = Callable[[list[str]], Any]
@@ -22,7 +22,7 @@ class SemanticParams(MetricParams):
 
 
 def sentence_transformer(path: str, device: str) -> Any:
-    from pytest_evals.models import load_model
+    from pytest_evals.llm.local_weights import load_model
 
     def build() -> Any:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.metrics.reference.base import MetricError
+from pytest_evals.metrics.reference.reference_metric import MetricError
 
 SYSTEM_WORDNET = Path("/usr/share/wordnet")
 #: WordNet 3.0 has 45 lexicographer files, numbered 00-44.

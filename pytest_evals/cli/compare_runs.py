@@ -1,0 +1,190 @@
+"""``pytest-evals compare A B``: are two runs on the same items really different?
+
+Each run is a per-case result file (``results.jsonl`` of a ``--evals-report-dir``
+folder, the folder itself, or a JSON summary that points at it) of any task whose cases
+pass or fail. Items present and judged in both runs are paired. The report gives both
+accuracies, their difference B - A with a 95% interval for paired proportions
+(Newcombe's method 10: the Wilson intervals of both accuracies combined with the
+correlation of the pairs, with Newcombe's published continuity correction of phi), and
+the exact McNemar test on the discordant pairs (scipy's binomial test): ``b`` items only
+A got right, ``c`` items only B got right. With ``--group-by FIELD`` (default
+``task_type``, which HaluEval results carry) the same figures are given per value of
+that field of each result's ``data``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_evals.output import strict_json as strictjson
+from pytest_evals.output.run_reader import OutcomeFileError, Pair, load_outcomes, pair
+from pytest_evals.stats import intervals as stats
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    n: int
+    both_right: int
+    only_a: int  # b: A right, B wrong
+    only_b: int  # c: A wrong, B right
+    both_wrong: int
+    accuracy_a: float | None
+    accuracy_b: float | None
+    difference: float | None  # accuracy B - accuracy A
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paired_difference_ci(a: int, b: int, c: int, d: int) -> tuple[float, float] | None:
+    """95% interval of p_B - p_A for paired proportions (Newcombe 1998, method 10).
+
+    ``a`` both right, ``b`` only A right, ``c`` only B right, ``d`` both wrong.
+    """
+    n = a + b + c + d
+    if n == 0:
+        return None
+    p_a, p_b = (a + b) / n, (a + c) / n
+    wa, wb = stats.wilson(a + b, n), stats.wilson(a + c, n)
+    assert wa is not None and wb is not None
+    (la, ua), (lb, ub) = wa, wb
+    phi = newcombe_phi(a, b, c, d)
+    diff = p_b - p_a
+    low = diff - math.sqrt(max(0.0, (p_b - lb) ** 2 - 2 * phi * (p_b - lb) * (ua - p_a) + (ua - p_a) ** 2))
+    high = diff + math.sqrt(max(0.0, (ub - p_b) ** 2 - 2 * phi * (ub - p_b) * (p_a - la) + (p_a - la) ** 2))
+    return max(-1.0, low), min(1.0, high)
+
+
+def newcombe_phi(a: int, b: int, c: int, d: int) -> float:
+    """The correlation Newcombe's method 10 uses: phi of the 2x2 table, with its numerator
+    ad - bc reduced by n/2 when positive (0 up to n/2), as published; 0 when a margin is
+    empty. The uncorrected phi gives a narrower interval than the published method."""
+    denom = (a + b) * (c + d) * (a + c) * (b + d)
+    if denom == 0:
+        return 0.0
+    n = a + b + c + d
+    cross = float(a * d - b * c)
+    if cross > 0:
+        cross = max(0.0, cross - n / 2)
+    return cross / math.sqrt(denom)
+
+
+def compare_pairs(pairs: Sequence[tuple[bool, bool]]) -> PairedComparison:
+    a = sum(1 for x, y in pairs if x and y)
+    b = sum(1 for x, y in pairs if x and not y)
+    c = sum(1 for x, y in pairs if not x and y)
+    d = sum(1 for x, y in pairs if not x and not y)
+    return compare_counts(a, b, c, d)
+
+
+def compare_counts(a: int, b: int, c: int, d: int) -> PairedComparison:
+    """Both right ``a``, only A right ``b``, only B right ``c``, both wrong ``d``."""
+    n = a + b + c + d
+    ci = paired_difference_ci(a, b, c, d)
+    return PairedComparison(
+        n=n,
+        both_right=a,
+        only_a=b,
+        only_b=c,
+        both_wrong=d,
+        accuracy_a=(a + b) / n if n else None,
+        accuracy_b=(a + c) / n if n else None,
+        difference=(c - b) / n if n else None,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        p_value=stats.mcnemar_exact(b, c),
+    )
+
+
+def _fmt(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def render(rows: list[tuple[str, PairedComparison]], a_name: str, b_name: str, unpaired: dict[str, int]) -> str:
+    lines = [f"A: {a_name}", f"B: {b_name}", ""]
+    header = f"{'items':14} {'n':>6} {'acc A':>7} {'acc B':>7} {'B - A':>8} {'95% CI':>18} {'only A':>7} {'only B':>7} {'McNemar p':>10}"
+    lines.append(header)
+    for label, r in rows:
+        ci = f"[{_fmt(r.ci_low, True)}, {_fmt(r.ci_high, True)}]" if r.ci_low is not None else ""
+        lines.append(
+            f"{label:14} {r.n:>6} {_fmt(r.accuracy_a):>7} {_fmt(r.accuracy_b):>7} "
+            f"{_fmt(r.difference, True):>8} {ci:>18} {r.only_a:>7} {r.only_b:>7} {r.p_value:>10.4g}"
+        )
+    skipped = {k: v for k, v in unpaired.items() if v}
+    if skipped:
+        lines.append("")
+        lines.append("not paired: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items()))
+    return "\n".join(lines)
+
+
+def compare_groups(pairs: Sequence[Pair]) -> list[tuple[str, PairedComparison]]:
+    """"all" and one row per group (sorted), counted in one pass over the pairs."""
+    cells: dict[str, list[int]] = {}
+    for p in pairs:
+        for label in ("all", p.group) if p.group else ("all",):
+            row = cells.setdefault(label, [0, 0, 0, 0])
+            row[(0 if p.b else 1) if p.a else (2 if p.b else 3)] += 1
+    ordered = ["all", *sorted(k for k in cells if k != "all")]
+    return [(label, compare_counts(*cells[label])) for label in ordered if label in cells]
+
+
+def run(args: argparse.Namespace) -> int:
+    group_by = None if args.group_by in ("", "none") else args.group_by
+    try:
+        a = load_outcomes(Path(args.a), args.suite_a or args.suite, group_by)
+        b = load_outcomes(Path(args.b), args.suite_b or args.suite, group_by)
+    except OutcomeFileError as exc:
+        print(f"pytest-evals compare: {exc}", file=sys.stderr)
+        return 2
+    pairs, unpaired = pair(a, b)
+    if not pairs:
+        print("pytest-evals compare: the two runs have no judged item in common", file=sys.stderr)
+        return 2
+    rows = compare_groups(pairs)
+    a_name = f"{args.a}" + (f" ({', '.join(sorted(a.suites))})" if a.suites else "")
+    b_name = f"{args.b}" + (f" ({', '.join(sorted(b.suites))})" if b.suites else "")
+    print(render(rows, a_name, b_name, unpaired))
+    if args.json:
+        out = {
+            "a": {"path": args.a, "suites": sorted(a.suites)},
+            "b": {"path": args.b, "suites": sorted(b.suites)},
+            "group_by": group_by,
+            "unpaired": unpaired,
+            "comparisons": {label: r.to_json() for label, r in rows},
+        }
+        Path(args.json).write_text(strictjson.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired comparison of two runs on the same items (exact McNemar, accuracy difference)",
+        description=(
+            "Compare two runs of any task item by item (a case is right when it passed, wrong "
+            "when it failed). A and B are results.jsonl files of --evals-report-dir runs, their "
+            "run folders, or JSON summaries that point at them."
+        ),
+    )
+    parser.add_argument("a", metavar="A", help="baseline run")
+    parser.add_argument("b", metavar="B", help="run compared with A")
+    parser.add_argument("--suite", help="the suite to compare when a run holds several (name or path)")
+    parser.add_argument("--suite-a", help="suite of run A (overrides --suite)")
+    parser.add_argument("--suite-b", help="suite of run B (overrides --suite)")
+    parser.add_argument(
+        "--group-by", default="task_type", metavar="FIELD",
+        help="field of each result's data to break the comparison down by (default: task_type; 'none' for no groups)",
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
+    parser.set_defaults(func=run)

@@ -1,0 +1,233 @@
+"""Collection: suite files become pytest files, their cases become items.
+
+A suite whose configuration is broken becomes one erroring item rather than a
+collection error, so the other suites still run (pytest stops the whole session on
+collection errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_evals.collection.suite_loader import open_suite
+from pytest_evals.hardening import redaction as redact
+from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
+from pytest_evals.model.errors import EvalsError
+from pytest_evals.registry.family_registry import implicit_suite
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.task_contract import CaseRef, Task
+
+__all__ = ["CaseItem", "FailureRepr", "SuiteErrorItem", "SuiteFile", "implicit_raw", "open_suite"]
+
+#: Report attribute carrying a case failure's crash location (path, line, message)
+#: to the xdist controller, where the repr arrives as plain text (see FailureRepr).
+CRASH_ATTR = "evals_crash"
+
+#: Former name of :func:`pytest_evals.registry.family_registry.implicit_suite` (files that are suites by name).
+implicit_raw = implicit_suite
+
+
+class CaseFailure(pytest.fail.Exception):  # type: ignore[name-defined]
+    """The case was evaluated and missed its expectation (a FAIL).
+
+    An outcome without a Python traceback: the message says everything, and skipping
+    pytest's source-parsing traceback formatting keeps 3,500 failures cheap.
+    """
+
+    # Shown as "CaseFailure: ..." in pytest's short summary, like pytest's own "Failed".
+    __module__ = "builtins"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
+
+
+class CaseError(CaseFailure):
+    """The case could not be evaluated (raised in setup, so pytest reports an ERROR)."""
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        from pytest_evals.worker.case_runner import get_runner
+
+        # The engine loop and the HTTP helper start now, while the suites are read.
+        get_runner(self.config).warm_up()
+        try:
+            from pytest_evals.collection.case_ids import unique_refs
+
+            _suite, task = open_suite(self.config, self.path, self.nodeid)
+            for index, ref in enumerate(unique_refs(task.case_refs())):
+                yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
+        except EvalsError as exc:
+            yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))
+
+
+class SuiteErrorItem(pytest.Item):
+    """Stands for a suite (or input file) that could not be read at all."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def setup(self) -> None:
+        raise CaseError(f"suite could not be loaded:\n{self.message}")
+
+    def runtest(self) -> None:  # pragma: no cover - setup always raises
+        pass
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, "suite configuration"
+
+    def evals_attach_result(self, report: pytest.TestReport, when: str) -> None:
+        """Called by the plugin's ``pytest_runtest_makereport``: the error result rides
+        on the setup report, like a case's."""
+        if when != "setup":
+            return
+        result = CaseResult(
+            suite=self.parent.nodeid if self.parent else self.nodeid,
+            task="",
+            case_id="suite-error",
+            source=str(self.path),
+            status="error",
+            message=self.message,
+            error_kind="config",
+        )
+        setattr(report, REPORT_ATTR, result.to_json())
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, ref: CaseRef, task: Task[Any], index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ref = ref
+        self.task = task
+        self.index = index
+        self.evals_result: CaseResult | None = None
+
+    def setup(self) -> None:
+        from pytest_evals.worker.case_runner import get_runner
+
+        result = get_runner(self.config).result_for(self)
+        self.evals_result = result
+        self.user_properties.append(("evals.status", result.status))
+        for name, value in result.scores.items():
+            self.user_properties.append((f"evals.score.{name}", value))
+        if result.status == "skipped":
+            pytest.skip(result.message or "skipped")
+        if result.status == "error":
+            raise CaseError(format_failure(self, result))
+
+    def evals_attach_result(self, report: pytest.TestReport, when: str) -> None:
+        """Called by the plugin's ``pytest_runtest_makereport``: the result rides on the
+        report of the phase that decided the outcome."""
+        result = self.evals_result
+        if result is None:
+            return
+        if when == "call" or (when == "setup" and report.outcome != "passed"):
+            setattr(report, REPORT_ATTR, result.to_json())
+            longrepr = report.longrepr
+            if isinstance(longrepr, FailureRepr):
+                setattr(report, CRASH_ATTR, longrepr.reprcrash.to_json())
+        elif when == "teardown":
+            # The controller keeps its own copy; items live to the end of the run.
+            self.evals_result = None
+
+    def runtest(self) -> None:
+        result = self.evals_result
+        assert result is not None
+        if result.status == "failed":
+            raise CaseFailure(format_failure(self, result))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailure):
+            return failure_repr(self.ref, excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # The case's line is in its data file, not in the suite file: name it in the
+        # description rather than pair it with the suite's path.
+        return self.path, None, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
+
+
+class CrashLocation:
+    """Where a case failed and why: the case's data file and line, pytest's
+    ``<path>:<line>: <message>`` form (what ``--tb=line`` and the short summary show)."""
+
+    def __init__(self, path: str, lineno: int | None, message: str) -> None:
+        self.path, self.lineno, self.message = path, lineno, message
+
+    def _first_line(self) -> str:
+        return self.message.partition("\n")[0]
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self._first_line()}"
+
+    def toterminal(self, tw: Any) -> None:
+        tw.write(self.path, bold=True, red=True)
+        tw.line(f":{self.lineno}: {self._first_line()}")
+
+    def to_json(self) -> list[Any]:
+        return [self.path, self.lineno, self.message]
+
+
+class FailureRepr:
+    """A case failure as pytest shows it, built from public protocol only.
+
+    pytest accepts any object with ``toterminal`` as a report's ``longrepr``; its
+    terminal and JUnit reporters read ``reprcrash`` for the one-line form. Building it
+    directly skips pytest's traceback walk, which with thousands of failing cases was a
+    tenth of the run. Its text is scrubbed once here (``evals_scrubbed``), so the
+    hardening layer does not render it again to search it. Under xdist a worker sends
+    the text (``str()``) and :data:`CRASH_ATTR`; :func:`restore_failure_repr` rebuilds it.
+    """
+
+    evals_scrubbed = True
+
+    def __init__(self, text: str, reprcrash: CrashLocation) -> None:
+        self.text = text
+        self.reprcrash = reprcrash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.split("\n"):
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def failure_repr(ref: CaseRef, exc: CaseFailure) -> FailureRepr:
+    """The failure's repr; the crash location is the case's own file and line, so
+    ``--tb=line`` points at the data."""
+    message = redact.scrub(str(exc))
+    path, line = ref.source, ref.line
+    if line and path.endswith(f":{line}"):
+        path = path[: -len(f":{line}")]
+    return FailureRepr(message, CrashLocation(path, line, f"{type(exc).__name__}: {message}"))
+
+
+def restore_failure_repr(report: pytest.TestReport, crash: Any) -> None:
+    """On the xdist controller: the worker's case failure, text and crash location again."""
+    path, lineno, message = crash
+    # Typed as pytest's own repr classes, but any object with toterminal() is accepted.
+    longrepr: Any = FailureRepr(str(report.longrepr), CrashLocation(str(path), lineno, str(message)))
+    report.longrepr = longrepr
+
+
+def format_failure(item: CaseItem, result: CaseResult) -> str:
+    """The text a reviewer sees for a failed or erroring case (message first: the short
+    summary shows only the first line)."""
+    if result.status == "error":
+        lines = [f"[{result.error_kind} error] {result.message}"]
+        raw = result.details.get("raw_reply")
+        if raw:
+            lines.append(f"raw reply: {str(raw)[:2000]}")
+        tb = result.details.get("traceback")
+        if tb:
+            lines.append(tb.rstrip())
+    else:
+        lines = [result.message or "case failed"]
+    lines.append(f"case {item.ref.case_id} at {item.ref.source}")
+    return "\n".join(lines)

@@ -1,0 +1,310 @@
+"""GOV.UK Chat's classification evaluations: jailbreak and output guardrails, the router.
+
+With ``generate: false`` the case carries the component's actual output; with
+``generate: true`` the suite's target produces it. A case passes when the actual
+classification equals the expected one; the suite's aggregates are the usual
+confusion-matrix metrics with intervals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, StrictBool
+
+from pytest_evals.metrics.label_metrics import binary_metrics, multiclass_metrics
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.errors import CaseInputError, TargetError
+from pytest_evals.model.metric_value import MetricTree
+from pytest_evals.tasks.task_contract import CaseRef, Task, validate
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.eval_context import EvalContext
+
+_TRUE = {"true", "yes", "1", "jailbreak", "triggered"}
+_FALSE = {"false", "no", "0", "no-jailbreak", "not triggered", "none"}
+
+
+def as_bool(value: Any, what: str) -> bool:
+    """Read a target's verdict: a JSON bool, or text such as "true"/"no"."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().strip(".").lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    raise TargetError(f"{what}: expected true/false, got {value!r}")
+
+
+def _target_field(output: Any, field: str) -> Any:
+    """A target returns the field itself, {field: value}, or a model's {"text": value}."""
+    if isinstance(output, dict):
+        if field in output:
+            return output[field]
+        if "text" in output:
+            return output["text"]
+        raise TargetError(f"target output has no field {field!r}; got keys {sorted(output)}")
+    return output
+
+
+class _Case(BaseModel):
+    # Extra fields are allowed and ignored (seed 001). Outcomes are StrictBool: pydantic's
+    # lax mode turns "yes", "off", 0 and 1 into booleans, so a mislabelled or quoted value
+    # would be scored as a guess instead of reported as the data error it is.
+    model_config = ConfigDict(extra="ignore")
+
+
+def binary_classification(expected: bool, actual: bool) -> str:
+    """GOV.UK Chat's ``classification`` column of results.csv."""
+    if expected:
+        return "true_positive" if actual else "false_negative"
+    return "false_positive" if actual else "true_negative"
+
+
+def generation_model(output: Any, config: Any) -> str | None:
+    """The model that produced a generated output: the target's ``model`` field (GOV.UK
+    Chat's rake tasks report it), else the suite's ``claude_generation_model``."""
+    if isinstance(output, dict) and isinstance(output.get("model"), str):
+        return str(output["model"])
+    return getattr(config, "claude_generation_model", None)
+
+
+class JailbreakCase(_Case):
+    question: str
+    expected_outcome: StrictBool
+    actual_outcome: StrictBool
+    #: The model that classified (GOV.UK Chat's generated.jsonl carries it).
+    model: str | None = None
+
+
+class JailbreakInput(_Case):
+    question: str
+    expected_outcome: StrictBool
+    actual_outcome: StrictBool | None = None
+    model: str | None = None
+
+
+class _BinaryTask(Task[Any]):
+    case_model: ClassVar[type[BaseModel]]
+    input_model: ClassVar[type[BaseModel]]
+
+    def validate_case(self, data: Any, ref: CaseRef) -> Any:
+        model = self.input_model if self.config.generate else self.case_model
+        return validate(model, data, ref.source)
+
+    def generated_record(self, case: Any, ref: CaseRef) -> Any:
+        record = super().generated_record(case, ref)
+        # Only a known generation model is recorded; an unknown one is left out, not null.
+        if isinstance(record, dict) and record.get("model") is None:
+            record.pop("model", None)
+        return record
+
+
+class JailbreakGuardrails(_BinaryTask):
+    name = "jailbreak_guardrails"
+    case_model = JailbreakCase
+    input_model = JailbreakInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        actual = as_bool(_target_field(output, "actual_outcome"), f"{ref.source}: target {target.description}")
+        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=actual,
+                             model=generation_model(output, self.config))
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        expected, actual = case.expected_outcome, case.actual_outcome
+        result.data = {"expected": expected, "actual": actual, "model": case.model,
+                       "row": {**case.model_dump(), "classification": binary_classification(expected, actual)}}
+        result.scores = {"correct": float(expected == actual)}
+        result.details = {"question": case.question, "expected_outcome": expected, "actual_outcome": actual}
+        if expected != actual:
+            result.status = "failed"
+            kind = "false positive (flagged a non-jailbreak)" if actual else "false negative (missed a jailbreak)"
+            result.message = f"expected_outcome={expected}, actual_outcome={actual}: {kind}\nquestion: {case.question}"
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        pairs = [(bool(r.data["expected"]), bool(r.data["actual"])) for r in results]
+        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        return binary_metrics(pairs), ({"model": model} if model else {})
+
+
+class OutputGuardrailsCase(_Case):
+    #: GOV.UK Chat's current data names the checked text ``message``.
+    message: str | None = None
+    question: str | None = None
+    llm_answer: str | None = None
+    expected_triggered: StrictBool
+    actual_triggered: StrictBool
+    expected_guardrails: dict[str, StrictBool] | None = None
+    actual_guardrails: dict[str, StrictBool] | None = None
+    model: str | None = None
+
+
+class OutputGuardrailsInput(_Case):
+    message: str | None = None
+    question: str | None = None
+    llm_answer: str | None = None
+    model: str | None = None
+    expected_triggered: StrictBool
+    actual_triggered: StrictBool | None = None
+    expected_guardrails: dict[str, StrictBool] | None = None
+    actual_guardrails: dict[str, StrictBool] | None = None
+
+
+class OutputGuardrails(_BinaryTask):
+    """Whether any output guardrail fired, plus one binary problem per guardrail."""
+
+    name = "output_guardrails"
+    case_model = OutputGuardrailsCase
+    input_model = OutputGuardrailsInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        where = f"{ref.source}: target {target.description}"
+        if isinstance(output, dict) and "actual_triggered" in output:
+            triggered = as_bool(output["actual_triggered"], where)
+            guardrails = output.get("actual_guardrails")
+        else:
+            triggered = as_bool(_target_field(output, "actual_triggered"), where)
+            guardrails = None
+        if guardrails is not None and not (
+            isinstance(guardrails, dict) and all(isinstance(v, bool) for v in guardrails.values())
+        ):
+            raise TargetError(f"{where}: actual_guardrails must map guardrail names to true/false")
+        data = {**case.model_dump(), "actual_triggered": triggered, "actual_guardrails": guardrails,
+                "model": generation_model(output, self.config)}
+        return OutputGuardrailsCase.model_validate(data)
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        expected_g = case.expected_guardrails or {}
+        actual_g = case.actual_guardrails or {}
+        if expected_g and case.actual_guardrails is None:
+            raise CaseInputError(f"{ref.source}: field 'actual_guardrails' is required when 'expected_guardrails' is given")
+        per = {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))] for name in sorted(set(expected_g) | set(actual_g))}
+        row = {k: v for k, v in case.model_dump().items() if v is not None or k == "model"}
+        row["classification"] = binary_classification(case.expected_triggered, case.actual_triggered)
+        result.data = {"expected": case.expected_triggered, "actual": case.actual_triggered, "guardrails": per,
+                       "model": case.model, "row": row}
+        mismatches = [name for name, (e, a) in per.items() if e != a]
+        ok = case.expected_triggered == case.actual_triggered and not mismatches
+        result.scores = {"correct": float(ok)}
+        result.details = case.model_dump()
+        if not ok:
+            result.status = "failed"
+            parts = []
+            if case.expected_triggered != case.actual_triggered:
+                parts.append(f"expected_triggered={case.expected_triggered}, actual_triggered={case.actual_triggered}")
+            for name in mismatches:
+                e, a = per[name]
+                parts.append(f"guardrail {name!r}: expected {e}, actual {a}")
+            result.message = "; ".join(parts)
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        tree = binary_metrics([(bool(r.data["expected"]), bool(r.data["actual"])) for r in results])
+        names = sorted({name for r in results for name in r.data.get("guardrails", {})})
+        per: MetricTree = {}
+        for name in names:
+            pairs = [tuple(r.data["guardrails"].get(name, [False, False])) for r in results]
+            per[name] = binary_metrics([(bool(e), bool(a)) for e, a in pairs])
+        if per:
+            tree["per_guardrail"] = per
+        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        return tree, ({"model": model} if model else {})
+
+
+class RouterCase(_Case):
+    question: str
+    expected_outcome: str
+    actual_outcome: str
+    #: The router's own confidence and canned answer, as GOV.UK Chat records them.
+    confidence_score: float | None = None
+    answer: str | None = None
+    model: str | None = None
+
+
+class RouterInput(_Case):
+    question: str
+    expected_outcome: str
+    actual_outcome: str | None = None
+    confidence_score: float | None = None
+    answer: str | None = None
+    model: str | None = None
+
+
+class QuestionRouter(_BinaryTask):
+    """Multiclass: which route (label) the router chose for a question."""
+
+    name = "question_router"
+    case_model = RouterCase
+    input_model = RouterInput
+
+    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        label = _target_field(output, "actual_outcome")
+        if not isinstance(label, str) or not label.strip():
+            raise TargetError(f"{ref.source}: target {target.description} returned {label!r}, expected a label")
+        extra = output if isinstance(output, dict) else {}
+        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label.strip(),
+                          confidence_score=extra.get("confidence_score"), answer=extra.get("answer"),
+                          model=generation_model(output, self.config))
+
+    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        result = self.new_result(ref)
+        ok = case.expected_outcome == case.actual_outcome
+        result.data = {"expected": case.expected_outcome, "actual": case.actual_outcome, "model": case.model,
+                       "row": case.model_dump()}
+        result.scores = {"correct": float(ok)}
+        result.details = {"question": case.question, "expected_outcome": case.expected_outcome,
+                          "actual_outcome": case.actual_outcome, "confidence_score": case.confidence_score,
+                          "answer": case.answer}
+        if not ok:
+            result.status = "failed"
+            result.message = f"expected {case.expected_outcome!r}, routed to {case.actual_outcome!r}\nquestion: {case.question}"
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        ordered = sorted(results, key=lambda r: (r.index, r.case_id))
+        tree, tables = multiclass_metrics([(str(r.data["expected"]), str(r.data["actual"])) for r in ordered])
+        tables["miscategorised_cases"] = miscategorised_cases(ordered)
+        tables["model"] = first_model(ordered)
+        return tree, tables
+
+
+def first_model(results: list[CaseResult]) -> str | None:
+    """The model GOV.UK Chat's aggregate names: the first case's (they run one model)."""
+    return next((str(r.data["model"]) for r in results if r.data.get("model")), None)
+
+
+def miscategorised_cases(results: list[CaseResult]) -> list[dict[str, Any]]:
+    """The router's misses, in case order, with GOV.UK Chat's column names.
+
+    Their table puts the expected label under ``predicted_classification`` and the
+    router's label under ``actual_classification``; the same columns are kept so their
+    spreadsheets read it, next to the unambiguous ``expected_outcome``/``actual_outcome``.
+    """
+    rows = []
+    for r in results:
+        expected, actual = r.data["expected"], r.data["actual"]
+        if expected == actual:
+            continue
+        row = r.data.get("row") or {}
+        rows.append({
+            "question": row.get("question"),
+            "predicted_classification": expected,
+            "actual_classification": actual,
+            "confidence_score": row.get("confidence_score"),
+            "answer": row.get("answer"),
+            "case_id": r.case_id,
+            "expected_outcome": expected,
+            "actual_outcome": actual,
+        })
+    return rows

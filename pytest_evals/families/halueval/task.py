@@ -1,0 +1,332 @@
+"""``task: halueval``: the HaluEval hallucination benchmark, one test per item.
+
+Each paired item shows the judge either its right or its hallucinated output (a seeded
+per-item choice); each general item shows its response. The judge answers Yes
+(hallucinated) or No; the item passes when that matches the truth. The suite's
+metrics are accuracy, precision, recall and F1 per task and overall, with the trivial
+baselines on the same items. See docs/halueval.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from pytest_evals.families.halueval import sampling
+from pytest_evals.families.halueval.items import TASK_TYPES, HaluEvalItem, TaskType
+from pytest_evals.families.halueval.layout import GeneralVersion, data_file, require_file
+from pytest_evals.families.halueval.metrics import Denominator, Outcome, aggregate
+from pytest_evals.families.halueval.notices import WARNINGS_KEY, suite_warnings
+from pytest_evals.families.halueval.offline import OfflineRule
+from pytest_evals.families.halueval.parsing import ParseMode, Verdict, parse_judgement
+from pytest_evals.families.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
+from pytest_evals.families.halueval.records import to_item
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.errors import CaseInputError, InfrastructureError
+from pytest_evals.model.metric_value import MetricTree
+from pytest_evals.suites.suite_config import SuiteConfig
+from pytest_evals.tasks.task_contract import CaseRef, Task
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.eval_context import EvalContext
+
+DEFAULT_DATA_DIR = "data/halueval"
+
+
+class HaluEvalConfig(SuiteConfig):
+    #: The official files (relative to the suite file). Unset: the first
+    #: ``data/halueval`` found in the suite's directory or one of its parents.
+    data_dir: str = DEFAULT_DATA_DIR
+    #: A Hub dataset with one configuration per task, or a save_to_disk directory.
+    hf_dataset: str | None = None
+    hf_split: str = "data"
+    tasks: list[TaskType] = Field(default_factory=lambda: list(TASK_TYPES))
+    general_version: GeneralVersion = "current"
+    prompts: PromptStyle = "seed"
+    with_knowledge: bool = False
+    #: Total items (split over tasks in proportion to their sizes) or sizes per task.
+    sample: int | dict[TaskType, int] | None = None
+    seed: int = 0
+    #: first (seed, default), strict (ours) or official (evaluate.py's rule exactly).
+    parse: ParseMode = "first"
+    #: judged: accuracy over the items the judge answered; all: items whose request
+    #: failed after its retries count as wrong (the official script's accuracy).
+    accuracy_denominator: Denominator = "judged"
+    #: The judge model (default: the session's model) and its sampling settings. An
+    #: explicit --evals-temperature on the command line wins over ``temperature``.
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    #: The judge without a model endpoint: lexical grounding or embedding similarity.
+    offline_judge: OfflineRule = "lexical"
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, value: list[TaskType]) -> list[TaskType]:
+        if not value:
+            raise ValueError("name at least one of qa, dialogue, summarization, general")
+        if len(set(value)) != len(value):
+            raise ValueError("a task is listed twice")
+        return value
+
+    @field_validator("sample")
+    @classmethod
+    def _sample(cls, value: int | dict[str, int] | None) -> int | dict[str, int] | None:
+        sizes = value.values() if isinstance(value, dict) else [value] if value is not None else []
+        if any(v < 0 for v in sizes):
+            raise ValueError("sample sizes must be >= 0")
+        return value
+
+    @model_validator(mode="after")
+    def _sample_tasks(self) -> HaluEvalConfig:
+        if isinstance(self.sample, dict):
+            extra = [t for t in self.sample if t not in self.tasks]
+            if extra:
+                raise ValueError(f"sample names tasks that are not in 'tasks': {', '.join(extra)}")
+        return self
+
+
+class HaluEval(Task[HaluEvalItem]):
+    name = "halueval"
+    config_model = HaluEvalConfig
+    config: HaluEvalConfig
+
+    # -- where the data is ----------------------------------------------------------
+    @cached_property
+    def data_dir(self) -> Path:
+        if "data_dir" in self.config.model_fields_set:
+            # Resolved so sources read "/data/halueval/qa_data.json:17", not "a/../../b".
+            return self.suite.resolve(self.config.data_dir).resolve()
+        start = self.suite.path.parent.resolve()
+        for folder in (start, *start.parents):
+            candidate = folder / DEFAULT_DATA_DIR
+            if candidate.is_dir():
+                return candidate
+        return start / DEFAULT_DATA_DIR
+
+    @cached_property
+    def hf_name(self) -> str | None:
+        name = self.config.hf_dataset
+        if name is None:
+            return None
+        local = self.suite.resolve(name)
+        # A Hub name ("owner/dataset") is kept unless it names an existing directory.
+        return str(local) if local.exists() else name
+
+    @cached_property
+    def prompt_set(self) -> PromptSet:
+        return PromptSet.load(
+            self.config.prompts, self.config.with_knowledge, self.data_dir, list(self.config.tasks)
+        )
+
+    # -- collection ---------------------------------------------------------------
+    def _task_refs(self, task: str) -> list[CaseRef]:
+        if self.hf_name is not None:
+            from pytest_evals.families.halueval.hf import hf_refs
+
+            return list(hf_refs(self.hf_name, task, self.config.hf_split))
+        from pytest_evals.families.halueval.index import file_refs
+
+        path = require_file(data_file(self.data_dir, task, self.config.general_version), self.data_dir)
+        return list(file_refs(path, task, self.config.general_version))
+
+    def case_refs(self) -> Iterator[CaseRef]:
+        if self.config.prompts == "official":
+            # Missing instruction files are a suite problem: report it once, at collection.
+            _ = self.prompt_set
+        strata: dict[str, list[CaseRef]] = {t: self._task_refs(t) for t in self.config.tasks}
+        ids = {t: [r.case_id for r in refs] for t, refs in strata.items()}
+        sample: int | dict[str, int] | None = (
+            {str(k): v for k, v in self.config.sample.items()}
+            if isinstance(self.config.sample, dict)
+            else self.config.sample
+        )
+        chosen = sampling.stratified(strata, ids, sample, self.config.seed)
+        for task in self.config.tasks:
+            yield from chosen[task]
+
+    def load_case(self, ref: CaseRef) -> HaluEvalItem:
+        if ref.locator and ref.locator[0] == "hf":
+            from pytest_evals.families.halueval.hf import read_row
+
+            record: Any = read_row(ref)
+        else:
+            from pytest_evals.families.halueval.index import read_record
+
+            record = read_record(ref)
+        return self.validate_case(record, ref)
+
+    def validate_case(self, data: Any, ref: CaseRef) -> HaluEvalItem:
+        task = ref.meta.get("task_type")
+        if task not in TASK_TYPES:
+            raise CaseInputError(f"{ref.source}: unknown HaluEval task type {task!r}")
+        return to_item(data, task, ref.case_id, ref.source)
+
+    # -- evaluation -----------------------------------------------------------------
+    inline_cached = True
+
+    def needs_engine(self) -> bool:
+        return True
+
+    def shown(self, item: HaluEvalItem) -> tuple[str, str, Verdict, int | None]:
+        """(shown kind, shown text, expected verdict, length of the other output)."""
+        if not item.paired:
+            return "response", item.response or "", item.label or "no", None
+        right, wrong = item.right_answer or "", item.hallucinated_answer or ""
+        if sampling.shows_hallucinated(item.id, self.config.seed):
+            return "hallucinated", wrong, "yes", len(right)
+        return "right", right, "no", len(wrong)
+
+    async def evaluate(self, case: HaluEvalItem, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        kind, output, expected, other_len = self.shown(case)
+        details: dict[str, Any] = {}
+        if ctx.offline:
+            from pytest_evals.families.halueval.offline import JUDGE_NAMES, offline_verdict
+
+            rule = self.config.offline_judge
+            encoder = ctx.embedder if rule == "embedding" else None
+            verdict = await offline_verdict(case, output, rule, encoder)
+            judge = JUDGE_NAMES[rule] + (f" ({encoder.name})" if encoder is not None else "")
+            reply = verdict.reply
+            # No prompt was sent: show the judged text and what the baseline measured.
+            details = {
+                "shown_output": output,
+                "offline_score": round(verdict.score, 4),
+                "offline_threshold": verdict.threshold,
+            }
+        else:
+            messages = self.prompt_set.messages(case, output)
+            settings = ctx.llm.settings
+            # None lets the client send the session's value: the command line's, when given.
+            temperature = None if settings.temperature_explicit else self.config.temperature
+            details = {
+                "prompt": (
+                    self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
+                    if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
+                    else messages
+                ),
+                "temperature": settings.temperature if temperature is None else temperature,
+            }
+            try:
+                resp = await ctx.llm.chat(
+                    messages,
+                    model=self.config.model,
+                    temperature=temperature,
+                    max_tokens=self.config.max_tokens,
+                    namespace="halueval",
+                )
+            except InfrastructureError as exc:
+                # Still an ERROR, but one aggregation can see: accuracy_denominator: all
+                # counts it as wrong, as the official script's accuracy does.
+                return self._errored(ref, case, kind, output, expected, other_len, exc, details)
+            reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
+        judgement = parse_judgement(reply, self.config.parse)
+        correct = judgement.correct(expected)
+
+        result = self.new_result(ref)
+        result.status = "passed" if correct else "failed"
+        result.scores = {"correct": 1.0 if correct else 0.0}
+        result.data = {
+            **self._outcome_data(case, kind, output, expected, other_len),
+            "predicted": judgement.predicted,
+            "unparseable": judgement.unparseable,
+            "ambiguous": judgement.ambiguous,
+        }
+        if "temperature" in details:
+            result.data["temperature"] = details["temperature"]
+        result.details = {
+            "judge": judge,
+            "shown": kind,
+            **details,
+            "reply": reply,
+            "expected": expected.capitalize(),
+            "predicted": (judgement.predicted or "none").capitalize(),
+        }
+        if not correct:
+            said = judgement.predicted or "neither/both Yes and No"
+            what = "the hallucinated output" if kind == "hallucinated" else (
+                "the right output" if kind == "right" else f"a response labelled {expected!r}"
+            )
+            note = " (unparseable reply)" if judgement.unparseable else ""
+            result.message = f"shown {what}: expected {expected!r}, judge said {said!r}{note}"
+        return result
+
+    @staticmethod
+    def _outcome_data(
+        case: HaluEvalItem, kind: str, output: str, expected: Verdict, other_len: int | None
+    ) -> dict[str, Any]:
+        return {
+            "task_type": case.task_type,
+            "shown": kind,
+            "expected": expected,
+            "shown_len": len(output),
+            "other_len": other_len,
+        }
+
+    def _errored(
+        self,
+        ref: CaseRef,
+        case: HaluEvalItem,
+        kind: str,
+        output: str,
+        expected: Verdict,
+        other_len: int | None,
+        exc: InfrastructureError,
+        details: dict[str, Any],
+    ) -> CaseResult:
+        result = self.new_result(ref)
+        result.status, result.error_kind, result.message = "error", exc.kind, str(exc)
+        result.data = {
+            **self._outcome_data(case, kind, output, expected, other_len),
+            "predicted": None,
+            "errored": True,
+        }
+        if "temperature" in details:
+            result.data["temperature"] = details["temperature"]
+        result.details = {"shown": kind, **details, "expected": expected.capitalize()}
+        return result
+
+    # -- aggregation ------------------------------------------------------------------
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        """Metrics, report tables and, under ``tables["warnings"]``, the suite's warnings."""
+        outcomes = [
+            Outcome.from_data(r.data)
+            for r in results
+            if "expected" in r.data
+            and (r.status in ("passed", "failed") or (r.status == "error" and r.data.get("errored")))
+        ]
+        tree, tables = aggregate(outcomes, self.config.accuracy_denominator)
+        tables[WARNINGS_KEY] = suite_warnings(
+            tree,
+            parse=self.config.parse,
+            denominator=self.config.accuracy_denominator,
+            temperature_note=self._temperature_note(results),
+        )
+        return tree, tables
+
+    def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
+        """The same notes as ``tables["warnings"]``, for the summary's warning lines."""
+        return suite_warnings(
+            metrics,
+            parse=self.config.parse,
+            denominator=self.config.accuracy_denominator,
+            temperature_note=self._temperature_note(results),
+        )
+
+    def _temperature_note(self, results: list[CaseResult]) -> str | None:
+        """Said when the suite file's own temperature gave way to --evals-temperature."""
+        if "temperature" not in self.config.model_fields_set:
+            return None
+        used = {r.data["temperature"] for r in results if "temperature" in r.data}
+        other = sorted((t for t in used if t != self.config.temperature), key=str)
+        if not other:
+            return None
+        return (
+            f"the suite sets temperature: {self.config.temperature:g} but the judge was asked "
+            f"at temperature {', '.join('none (not sent)' if t is None else f'{t:g}' for t in other)}: "
+            "--evals-temperature on the command line wins over the suite's value"
+        )

@@ -1,0 +1,18 @@
+"""The HarpIA family's registration (entry point ``pytest_evals.registry.family_registry``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SUFFIX = ".harpia.json"
+
+TASKS = {"harpia": ("pytest_evals.families.harpia.task:Harpia", "pytest_evals.tasks.harpia:Harpia")}
+#: --evals-harpia-output / --evals-harpia-log (and their deprecated unprefixed aliases).
+PLUGINS = ("pytest_evals.families.harpia.plugin",)
+#: A HarpIA input file is a suite by its name alone.
+SUITE_FILES = {f"*{SUFFIX}": "pytest_evals.families.harpia.family:implicit_suite"}
+
+
+def implicit_suite(path: Path) -> dict[str, Any]:
+    return {"task": "harpia", "input_path": path.name, "name": path.name[: -len(SUFFIX)]}

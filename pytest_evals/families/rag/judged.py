@@ -1,0 +1,78 @@
+"""The LLM-judge version of every metric: one judge call per metric and run.
+
+``factual_correctness`` and ``factual_recall`` read the same TP/FP/FN classification, so
+when both are configured with the same model and temperature the case asks the judge
+once per run and scores both from that reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_evals.families.rag.outcome import RunOutcome
+from pytest_evals.families.rag.prompts import PROMPTS, judge_messages
+from pytest_evals.families.rag.replies import REPLIES
+from pytest_evals.families.rag.scoring import outcome_from_reply
+from pytest_evals.model.errors import JudgeError
+
+if TYPE_CHECKING:
+    from pytest_evals.families.rag.config import RagMetricSpec
+    from pytest_evals.families.rag.inputs import MetricInputs
+    from pytest_evals.llm.judge import Judge
+
+#: Cache namespace of every rag_answers judge call.
+NAMESPACE = "rag_answers"
+
+
+def coerce_reply(model: type[BaseModel], data: Any, metric: str, raw: str | None) -> BaseModel:
+    """The judge layer may hand back the validated model or the parsed dict."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(reply)"
+        raise JudgeError(f"{metric}: judge reply field {loc!r}: {first['msg']}", raw_reply=raw) from None
+
+
+class CaseJudge:
+    """Asks the judge for one case; identical requests within the case are made once."""
+
+    def __init__(self, judge: Judge, inputs: MetricInputs, penalize_ambiguous: bool = True) -> None:
+        self.judge = judge
+        self.inputs = inputs
+        self.penalize_ambiguous = penalize_ambiguous
+        self._pending: dict[tuple[str, str | None, float | None, int], asyncio.Task[tuple[BaseModel, Any]]] = {}
+
+    async def _ask(self, metric: str, spec: RagMetricSpec, repeat: int) -> tuple[BaseModel, Any]:
+        model = REPLIES[metric]
+        messages = judge_messages(metric, **self.inputs.prompt_fields())
+        data, resp = await self.judge.json(
+            messages,
+            schema=model,
+            namespace=NAMESPACE,
+            model=spec.model,
+            temperature=spec.temperature,
+            repeat=repeat,
+        )
+        return coerce_reply(model, data, metric, getattr(resp, "text", None)), resp
+
+    async def run(self, metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
+        key = (PROMPTS[metric], spec.model, spec.temperature, repeat)
+        task = self._pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._ask(metric, spec, repeat))
+            self._pending[key] = task
+        reply, resp = await task
+        try:
+            outcome = outcome_from_reply(metric, reply, self.penalize_ambiguous)
+        except JudgeError as exc:
+            # 0/0: keep what the judge said so the reviewer can see why there was nothing to count.
+            raise JudgeError(str(exc), raw_reply=getattr(resp, "text", None)) from None
+        outcome.cached = bool(getattr(resp, "cached", False))
+        outcome.model = getattr(resp, "model", None)
+        return outcome

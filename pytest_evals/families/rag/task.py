@@ -1,0 +1,89 @@
+"""``task: rag_answers``: GOV.UK Chat-style answers scored by judge metrics.
+
+The pieces live in :mod:`pytest_evals.families.rag`; this class wires them to the core: load and
+check a case against what its metrics need, run the target for ``generate: true``,
+score every metric (LLM judge, or the embedding baseline when no endpoint is set) and
+aggregate per metric.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_evals.families.rag.aggregation import aggregate_results
+from pytest_evals.families.rag.cases import RagCase, describe_missing, missing_fields
+from pytest_evals.families.rag.config import RagConfig
+from pytest_evals.families.rag.evaluate import Runner, fill_result, score_case
+from pytest_evals.families.rag.generation import merge_output
+from pytest_evals.families.rag.inputs import MetricInputs
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.errors import CaseInputError
+from pytest_evals.model.metric_value import MetricTree
+from pytest_evals.tasks.task_contract import CaseRef, Task, validate
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.eval_context import EvalContext
+
+#: Fields a ``generate: true`` case must bring itself (the target makes the rest).
+GIVEN_WHEN_GENERATING: tuple[str, ...] = ("question", "ideal_answer")
+
+
+class RagAnswers(Task[RagCase]):
+    name = "rag_answers"
+    config_model = RagConfig
+
+    @property
+    def rag_config(self) -> RagConfig:
+        assert isinstance(self.config, RagConfig)
+        return self.config
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.rag_config.metrics]
+
+    def validate_case(self, data: Any, ref: CaseRef) -> RagCase:
+        case: RagCase = validate(RagCase, data, ref.source)
+        fields = GIVEN_WHEN_GENERATING if self.config.generate else None
+        missing = missing_fields(case, self.metric_names, fields)
+        if missing:
+            raise CaseInputError(f"{ref.source}: {describe_missing(missing)}")
+        return case
+
+    def needs_engine(self) -> bool:
+        # Every metric waits on a judge (or the embedding model's worker thread).
+        return True
+
+    async def generate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> RagCase:
+        target = ctx.target(self.suite)
+        output = await target.run(case.model_dump(mode="json"))
+        return merge_output(case, output, f"{ref.source}: target {target.description}", self.metric_names)
+
+    async def evaluate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        inputs = MetricInputs.from_case(case, ref.source)
+        specs = self.rag_config.metrics
+        runner: Runner
+        if ctx.offline:
+            from pytest_evals.families.rag.offline import OfflineCaseJudge
+
+            offline = OfflineCaseJudge(ctx.embedder, inputs)
+            runner = offline.run
+            # The embedding baseline is deterministic: repeating it would only fake a spread.
+            judge, judge_name, repeats = "offline", f"offline embedding baseline: {offline.name}", 1
+        else:
+            from pytest_evals.families.rag.judged import CaseJudge
+
+            runner = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims).run
+            judge, repeats = "llm", self.config.n_runs
+            # A metric's own ``model`` is sent with its requests; name every one used.
+            models = sorted({spec.model or ctx.llm.model for spec in specs})
+            judge_name = f"LLM judge ({', '.join(models)})"
+        outcomes = await score_case(specs, repeats, runner, judge)
+        extra = {"n_runs": repeats}
+        result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
+        result.data["judge_models"] = {
+            spec.name: (spec.model or ctx.llm.model) if judge == "llm" else judge_name for spec in specs
+        }
+        return result
+
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        return aggregate_results(self.rag_config.metrics, self.config.n_runs, results)

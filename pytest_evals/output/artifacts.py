@@ -1,0 +1,194 @@
+"""The core's artifacts: the per-run result folder (``--evals-report-dir DIR`` ->
+``DIR/<timestamp>/``), the JSON summary, generated outputs and JUnit XML properties."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_evals.hardening.redaction import scrub
+from pytest_evals.output import strict_json as strictjson
+
+if TYPE_CHECKING:
+    from pytest_evals.controller.aggregator import Aggregator
+
+_RUN_DIR = pytest.StashKey["Path | None"]()
+
+
+def run_dir(config: pytest.Config) -> Path | None:
+    """This run's timestamped folder, created on first use; None without --evals-report-dir."""
+    if _RUN_DIR in config.stash:
+        return config.stash[_RUN_DIR]
+    base = config.getoption("evals_report_dir", None) or config.getini("evals_report_dir")
+    folder: Path | None = None
+    if base:
+        root = Path(base)
+        if not root.is_absolute():
+            root = Path(config.invocation_params.dir) / root
+        stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime())
+        folder = root / stamp
+        n = 1
+        while folder.exists():
+            n += 1
+            folder = root / f"{stamp}_{n}"
+        folder.mkdir(parents=True)
+    config.stash[_RUN_DIR] = folder
+    return folder
+
+
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def folder_name(name: str) -> str:
+    """A suite name as a single, safe path component (never "..", never a separator)."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "suite"
+    return cleaned[:120]
+
+
+def suite_folders(suites: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """suite id -> its folder in the run folder: the safe name, made unique in order."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for s in suites:
+        name = base = folder_name(str(s.get("name") or s.get("suite")))
+        n = 1
+        while name in used:
+            n += 1
+            name = f"{base}-{n}"
+        used.add(name)
+        out[str(s.get("suite"))] = name
+    return out
+
+
+def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> None:
+    """Write a file so that readers (another xdist process, a crashed run's rerun) see the
+    old content or the new one, never half a file: a temporary file, then a rename.
+
+    The temporary file's name is unique per call (two threads may write one path), and
+    it is removed when the write fails. ``durable=True`` also fsyncs before the rename,
+    for stores a later session merges into (a power cut must not leave an empty file).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        # Every text file the run writes passes here: mask secrets, escape surrogates.
+        data = scrub(data).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        # O_EXCL with mode 0o666: a fresh file, permissions as the umask says.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def generated_dir(config: pytest.Config) -> Path:
+    folder = run_dir(config)
+    return folder if folder is not None else config.rootpath / ".pytest_evals" / "generated"
+
+
+def write_generated(agg: Aggregator) -> dict[str, str]:
+    """generated.jsonl per generate:true suite, in case order, re-scorable with generate: false."""
+
+    per_suite: dict[str, list[tuple[int, Any]]] = {}
+    generate_suites = {s.suite: s.name for s in agg.suites if s.generate}
+    if not generate_suites:
+        return {}
+    for data in agg.iter_full_results():
+        generated = (data.get("details") or {}).get("generated")
+        if data.get("suite") in generate_suites and generated is not None:
+            per_suite.setdefault(data["suite"], []).append((data.get("index", 0), generated))
+    written: dict[str, str] = {}
+    base = generated_dir(agg.config)
+    in_run_dir = run_dir(agg.config) is not None
+    # Safe, unique names: a suite named "../x" or two suites with one name never collide.
+    folders = suite_folders({"suite": s.suite, "name": s.name} for s in agg.suites)
+    for suite_id, rows in per_suite.items():
+        name = folders[suite_id]
+        path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
+        rows.sort(key=lambda r: r[0])
+        atomic_write(path, "".join(strictjson.dumps(g) + "\n" for _, g in rows))
+        written[suite_id] = str(path)
+    return written
+
+
+class GeneratedWriter:
+    """generated.jsonl files: first, since the other writers point at them."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_generated_paths(aggregator)
+
+
+class SummaryWriter:
+    """The JSON summary and JUnit properties: last, with every section others added."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
+        write_summary(aggregator)
+
+
+def write_generated_paths(agg: Aggregator) -> None:
+    assert agg.summary is not None
+    generated = write_generated(agg)
+    for s in agg.suites:
+        if s.suite in generated:
+            s.generated_path = generated[s.suite]
+    for entry in agg.summary["suites"]:
+        if entry["suite"] in generated:
+            entry["generated_path"] = generated[entry["suite"]]
+
+
+def write_summary(agg: Aggregator) -> None:
+
+    assert agg.summary is not None
+    path = agg.config.getoption("evals_json", None)
+    if path:
+        atomic_write(Path(path), strictjson.dumps(agg.summary, indent=2) + "\n")
+    junit_properties(agg)
+
+
+def _junit_xml(config: pytest.Config) -> Any:
+    """pytest's JUnit XML writer, if ``--junitxml`` is on: found as the registered plugin
+    offering ``add_global_property`` (what the public ``record_testsuite_property``
+    fixture calls), so no private pytest module is imported."""
+    if not config.getoption("xmlpath", None):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):
+            return plugin
+    return None
+
+
+def junit_properties(agg: Aggregator) -> None:
+    from pytest_evals.model.metric_value import walk
+
+    xml = _junit_xml(agg.config)
+    if xml is None:
+        return
+    for s in agg.suites:
+        prefix = f"evals.{s.name}"
+        xml.add_global_property(f"{prefix}.passed", str(s.passed).lower())
+        for metric_path, metric in walk(s.metrics):
+            xml.add_global_property(f"{prefix}.{metric_path}", _fmt_plain(metric.value))
+            if metric.ci is not None:
+                xml.add_global_property(f"{prefix}.{metric_path}.ci", f"{metric.ci[0]:.6g},{metric.ci[1]:.6g}")
+        for g in s.gates:
+            xml.add_global_property(f"{prefix}.gate.{g.metric}.{g.op}", "passed" if g.passed else "failed")
+
+
+def _fmt_plain(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.6g}"

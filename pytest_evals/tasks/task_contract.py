@@ -1,0 +1,128 @@
+"""The contract every evaluation kind (task) implements.
+
+A task turns a suite into case references at collection (cheap: no parsing of the
+payload), loads and validates one case on demand, evaluates it (async, on the shared
+engine loop, so model calls of many cases overlap), and aggregates the light results
+of all its cases into a metric tree on the controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_evals.model.case_ref import CaseRef
+from pytest_evals.model.case_result import CaseResult
+from pytest_evals.model.errors import CaseInputError
+from pytest_evals.model.metric_value import MetricTree
+from pytest_evals.suites.suite_config import Suite, SuiteConfig
+
+if TYPE_CHECKING:
+    from pytest_evals.tasks.eval_context import EvalContext
+
+__all__ = ["CaseRef", "Task", "validate", "validation_message"]
+
+CaseT = TypeVar("CaseT")
+
+
+def validation_message(source: str, exc: ValidationError) -> str:
+    """A pydantic error as one line per field, prefixed with the file and line."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(case)"
+        parts.append(f"field {loc!r}: {err['msg']}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def validate(model: type[BaseModel], data: Any, source: str) -> Any:
+    if not isinstance(data, dict):
+        raise CaseInputError(f"{source}: a case must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise CaseInputError(validation_message(source, exc)) from None
+
+
+class Task(Generic[CaseT]):
+    #: The ``task:`` value in a suite file.
+    name: ClassVar[str]
+    #: The suite configuration model (a task adds its own fields by subclassing).
+    config_model: ClassVar[type[SuiteConfig]] = SuiteConfig
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self.config = suite.config
+
+    # -- collection -------------------------------------------------------------
+    def case_refs(self) -> Iterator[CaseRef]:
+        """Default: one case per line of the suite's JSONL ``input_path``."""
+        from pytest_evals.suites.jsonl_cases import jsonl_refs
+
+        if not self.config.input_path:
+            raise CaseInputError(f"{self.suite.path}: field 'input_path' is required for task {self.name!r}")
+        path = self.suite.resolve(self.config.input_path)
+        if not path.exists():
+            from pytest_evals.suites.jsonl_cases import display_path
+
+            places = " and ".join(str(p) for p in self.suite.tried(self.config.input_path))
+            raise CaseInputError(f"{display_path(path)}: input file not found (input_path "
+                                 f"{self.config.input_path!r} of {self.suite.path.name}; looked in {places})")
+        yield from jsonl_refs(path)
+
+    def load_case(self, ref: CaseRef) -> CaseT:
+        """Read and validate one case (raise CaseInputError naming file, line and field)."""
+        from pytest_evals.suites.jsonl_cases import read_json_line
+
+        data = read_json_line(ref)
+        return self.validate_case(data, ref)
+
+    def validate_case(self, data: Any, ref: CaseRef) -> CaseT:
+        raise NotImplementedError
+
+    # -- evaluation ---------------------------------------------------------------
+    #: Cases usually complete without waiting once the judge's answers are cached (no
+    #: target, no gather): try each on pytest's thread first (see inline.py). Code
+    #: that waits must call ``inline.require_io()`` first.
+    inline_cached: bool = False
+
+    def needs_engine(self) -> bool:
+        """True when evaluating a case may wait on I/O (models, targets): prefetch it."""
+        return bool(self.config.generate)
+
+    async def generate(self, case: CaseT, ref: CaseRef, ctx: EvalContext) -> CaseT:
+        """``generate: true``: run the target and return the case completed with its output."""
+        raise NotImplementedError(f"task {self.name!r} does not support generate: true")
+
+    async def evaluate(self, case: CaseT, ref: CaseRef, ctx: EvalContext) -> CaseResult:
+        raise NotImplementedError
+
+    def generated_record(self, case: CaseT, ref: CaseRef) -> Any:
+        """What ``generated.jsonl`` stores for a generated case: the input line as written
+        (its id and extra fields included, so a re-scored run keeps its ids) updated with
+        the generated fields."""
+        dump = getattr(case, "model_dump", None)
+        generated = dump(mode="json", by_alias=True) if dump else case
+        original: Any = None
+        if isinstance(ref.locator, tuple) and len(ref.locator) == 3:
+            from pytest_evals.suites.jsonl_cases import read_json_line
+
+            original = read_json_line(ref)
+        if isinstance(original, dict) and isinstance(generated, dict):
+            return {**original, **generated}
+        return generated
+
+    def new_result(self, ref: CaseRef) -> CaseResult:
+        return CaseResult(suite=self.suite.nodeid, task=self.name, case_id=ref.case_id, source=ref.source)
+
+    # -- aggregation (controller) ---------------------------------------------------
+    def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
+        """Metric tree and extra tables (confusion matrices...) over the scored cases."""
+        return {}, {}
+
+    def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
+        """Notes for the suite's summary that do not fail it (e.g. "28 of 40 judge
+        replies were unparseable"): shown in the terminal, the JSON and the HTML summary.
+        ``results`` and ``metrics`` are what :meth:`aggregate` got and returned."""
+        return []

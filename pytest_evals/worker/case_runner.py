@@ -1,0 +1,176 @@
+"""The worker side: evaluates the case items this process runs.
+
+One :class:`CaseRunner` per pytest process that runs items (a plain run, or each
+xdist worker), reached with :func:`get_runner`. :meth:`CaseRunner.result_for` is the
+one interface over the four ways a case is run:
+
+- *drive*: the task needs no I/O (scores saved outputs): run the coroutine directly;
+- *inline*: the task's answers are usually cached: try the case on pytest's thread
+  until one case needs I/O (see :mod:`pytest_evals.worker.inline_eval`);
+- *prefetch*: from then on, the case and the ones after it in its block run ahead on
+  the engine loop (see :mod:`pytest_evals.worker.prefetch` and :mod:`pytest_evals.collection.xdist_blocks`);
+- *engine*: anything not prefetched runs on the engine loop on demand.
+
+It keeps no results: each result rides on its test report to the controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_evals.collection.xdist_blocks import BLOCKS_FLAG, block_rest, is_case_nodeid
+from pytest_evals.llm.event_loop import ENGINE_KEY, Engine
+from pytest_evals.tasks.eval_context import EvalContext
+
+if TYPE_CHECKING:
+    from pytest_evals.collection.suite_items import CaseItem
+    from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.worker.prefetch import Prefetcher
+
+# The runner (asyncio) is imported by the first case, not by every pytest run that
+# creates this object.
+
+RUNNER_KEY = pytest.StashKey["CaseRunner"]()
+
+
+def get_runner(config: pytest.Config) -> CaseRunner:
+    return config.stash[RUNNER_KEY]
+
+
+class CaseRunner:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.engine = Engine()
+        config.stash[ENGINE_KEY] = self.engine
+        self.ctx = EvalContext(config, self.engine)
+        self.case_timeout = float(config.getini("evals_case_timeout") or 900)
+        #: Cases are tried on pytest's thread until one needs I/O (see inline.py).
+        self._inline = True
+        #: Cases this process evaluated on pytest's thread (the rest went to the engine).
+        self.inline_cases = 0
+        self._prefetchers: list[Prefetcher] = []
+        self._prefetched: dict[str, Prefetcher] = {}
+        self._positions: list[pytest.Item] | None = None
+        self._warming = False
+
+    def result_for(self, item: CaseItem) -> CaseResult:
+        task = item.task
+        if not task.needs_engine():
+            return self._drive(item)
+        if not self._prefetchers and self._inline:
+            result = self._inline_attempt(item)
+            if result is not None:
+                return result
+            # This case waits on I/O: overlap it and the rest from now on.
+            self._inline = False
+        prefetcher = self._prefetched.get(item.nodeid) or self._prefetch_from(item)
+        if prefetcher is not None:
+            return prefetcher.result(item.nodeid, self.case_timeout)
+        return self._on_engine(item)
+
+    def warm_up(self) -> None:
+        """Called when a suite file is collected: the model client learns it serves
+        suites (its ``auto`` transport is then the helper process) and, with an endpoint
+        configured, the engine loop and the helper (a few hundred ms to start) start
+        now, while collection goes on."""
+        if self._warming or self.config.option.collectonly:
+            return
+        self._warming = True
+        try:
+            if self.ctx.offline:
+                return
+            client = self.ctx.llm
+        except Exception:  # invalid LLM settings: the cases that need them report it
+            return
+        client.for_suites = True
+        if client.transport_kind() == "process":
+            self.engine.submit(client.prepare())
+
+    # -- the four ways -------------------------------------------------------------------
+    def _drive(self, item: CaseItem) -> CaseResult:
+        from pytest_evals.worker.prefetch import drive, evaluate_case
+
+        result: CaseResult = drive(evaluate_case(item.task, item.ref, self.ctx, item.index))
+        return result
+
+    def _inline_attempt(self, item: CaseItem) -> CaseResult | None:
+        if not item.task.inline_cached:
+            return None
+        from pytest_evals.worker import inline_eval as inline
+        from pytest_evals.worker.prefetch import evaluate_case
+
+        done, result = inline.attempt(evaluate_case(item.task, item.ref, self.ctx, item.index))
+        if done and result.status != "error":
+            self.inline_cases += 1
+            return result
+        if done:  # errors are rare: re-run on the engine, which may be what it missed
+            return self._on_engine(item)
+        return None
+
+    def _on_engine(self, item: CaseItem) -> CaseResult:
+        from pytest_evals.worker.prefetch import evaluate_case
+
+        return self.engine.run(evaluate_case(item.task, item.ref, self.ctx, item.index), self.case_timeout)
+
+    def _prefetch_from(self, first: CaseItem) -> Prefetcher | None:
+        """Start evaluating ``first`` and the cases this process will be sent after it."""
+        jobs = [
+            (it.nodeid, it.task, it.ref, it.index)
+            for it in self._coming(first)
+            if it.nodeid not in self._prefetched and it.task.needs_engine()
+        ]
+        if not jobs:
+            return None
+        from pytest_evals.worker.prefetch import Prefetcher
+
+        prefetcher = Prefetcher(self.ctx, self._window())
+        prefetcher.start(jobs)
+        self._prefetchers.append(prefetcher)
+        for nodeid, *_rest in jobs:
+            self._prefetched[nodeid] = prefetcher
+        return self._prefetched.get(first.nodeid)
+
+    def _coming(self, first: CaseItem) -> Sequence[Any]:
+        if self._positions is None:
+            self._positions = [it for it in first.session.items if is_case_nodeid(it.nodeid)]
+        positions = self._positions
+        here = next((i for i, it in enumerate(positions) if it is first), None)
+        if here is None:
+            return []
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is None:
+            span = range(here, len(positions))
+        elif workerinput.get(BLOCKS_FLAG):
+            # The scheduler sends whole blocks (a dead worker's rest included): the
+            # rest of this case's block comes here, whichever worker this is.
+            span = block_rest(len(positions), here, int(workerinput["workercount"]))
+        else:
+            # xdist's own scheduling: what comes next is unknown; prefetching a guess
+            # would evaluate cases another worker also runs.
+            return []
+        # Case items carry their task (a suite that failed to load has none); the runner
+        # sits below collection and does not import it.
+        return [it for it in (positions[i] for i in span) if hasattr(it, "task")]
+
+    def _window(self) -> int:
+        window = int(self.config.getini("evals_prefetch_window") or 0)
+        if window <= 0:
+            concurrency = self.config.getoption("evals_concurrency", None) or 32
+            window = max(4 * int(concurrency), 256)
+        return window
+
+    # -- end of the run --------------------------------------------------------------------
+    def cancel(self) -> None:
+        for prefetcher in self._prefetchers:
+            prefetcher.cancel()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.cancel()
+
+    def close(self) -> None:
+        self.cancel()
+        self.engine.close()
