@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
-from pytest_evals.llm.batch import gate as batch_gate
+from pytest_evals.llm.batch import batch_gate
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
 from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.call_stats import LLMStats
@@ -316,7 +316,7 @@ class LLMClient:
             value = cache.get(namespace, key)
             if value is not None:
                 return self._from_cache(value, key, namespace)
-        # batch mode hook-in (pytest_evals/llm/batch/gate.py): record instead of asking
+        # batch mode hook-in (pytest_evals/llm/batch/batch_gate.py): record instead of asking
         batch_gate.check(namespace, key, body)
         inline.require_io()
         state = self._state()

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_evals.llm.batch import gate, ledger
+from pytest_evals.llm.batch import batch_gate as gate
+from pytest_evals.llm.batch import ledger
 from pytest_evals.llm.batch.batch_stats import BatchStats
 from pytest_evals.llm.batch.lines import InputWriter, read_results
 from pytest_evals.llm.batch.prices import batch_cost

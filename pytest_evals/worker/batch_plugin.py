@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.llm.batch import gate
+from pytest_evals.llm.batch import batch_gate as gate
 from pytest_evals.llm.batch.batch_options import BatchSettings, add_options, batch_settings
 from pytest_evals.llm.batch.batch_stats import BatchStats
 from pytest_evals.llm.call_errors import LLMError

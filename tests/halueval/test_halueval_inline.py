@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.worker.case_runner import CaseRunner, get_runner
 from pytest_evals.testing.fake_openai import FakeOpenAI
+from pytest_evals.worker.case_runner import CaseRunner, get_runner
 
 SUITE = """\
 task: halueval
