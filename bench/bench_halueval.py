@@ -64,8 +64,9 @@ def request_bodies(suite_path: Path, model: str) -> list[dict[str, Any]]:
     """The bodies the suite's items send (built with the task's own prompt code)."""
     from pytest_evals.families.halueval.task import HaluEval
     from pytest_evals.suites.suite_config import load_suite
+    from pytest_evals.tasks import TASK_CATALOG
 
-    suite = load_suite(suite_path, suite_path.name)
+    suite = load_suite(suite_path, suite_path.name, catalog=TASK_CATALOG)
     task = HaluEval(suite)
     bodies = []
     for ref in task.case_refs():

@@ -108,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CASES_MARKER}(path, ...): parametrize with the cases of a JSONL file")
     patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
     config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
+    from pytest_evals.collection.case_executor import EXECUTOR_KEY
     from pytest_evals.collection.suite_loader import SUITES_KEY, SuiteCache
     from pytest_evals.controller.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
     from pytest_evals.worker.case_runner import RUNNER_KEY, CaseRunner
@@ -116,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SUITES_KEY] = SuiteCache(config)
     runner = CaseRunner(config)
     config.stash[RUNNER_KEY] = runner
+    config.stash[EXECUTOR_KEY] = runner
     config.pluginmanager.register(runner, "pytest_evals_runner")
     aggregator: Aggregator | None = None
     if is_controller(config):

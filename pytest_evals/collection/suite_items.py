@@ -8,16 +8,19 @@ collection errors).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.collection.case_executor import get_executor
 from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
 from pytest_evals.model.errors import EvalsError
 from pytest_evals.registry.family_registry import implicit_suite
+from pytest_evals.tasks.case_job import CaseJob
 
 if TYPE_CHECKING:
     from pytest_evals.tasks.task_contract import CaseRef, Task
@@ -52,10 +55,8 @@ class CaseError(CaseFailure):
 
 class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_evals.worker.case_runner import get_runner
-
         # The engine loop and the HTTP helper start now, while the suites are read.
-        get_runner(self.config).warm_up()
+        get_executor(self.config).warm_up()
         try:
             from pytest_evals.collection.case_ids import unique_refs
 
@@ -107,10 +108,13 @@ class CaseItem(pytest.Item):
         self.index = index
         self.evals_result: CaseResult | None = None
 
-    def setup(self) -> None:
-        from pytest_evals.worker.case_runner import get_runner
+    @cached_property
+    def evals_job(self) -> CaseJob:
+        """What the worker evaluates for this item (it takes jobs, not items)."""
+        return CaseJob(self.nodeid, self.task, self.ref, self.index)
 
-        result = get_runner(self.config).result_for(self)
+    def setup(self) -> None:
+        result = get_executor(self.config).result_for(self.evals_job, self.session.items)
         self.evals_result = result
         self.user_properties.append(("evals.status", result.status))
         for name, value in result.scores.items():

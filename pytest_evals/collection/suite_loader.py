@@ -68,11 +68,12 @@ class SuiteCache:
     def _load(self, path: Path, nodeid: str) -> tuple[Suite, Task[Any]] | EvalsError:
         from pytest_evals.registry.family_registry import implicit_suite
         from pytest_evals.suites.suite_config import load_suite
-        from pytest_evals.tasks import get_task_class
+        from pytest_evals.tasks import TASK_CATALOG, get_task_class
 
         try:
             suite = load_suite(
-                path, nodeid, self.overrides, implicit_suite(path), self.used_overrides, rootdir=self.config.rootpath
+                path, nodeid, self.overrides, implicit_suite(path), self.used_overrides,
+                rootdir=self.config.rootpath, catalog=TASK_CATALOG,
             )
             return suite, get_task_class(suite.config.task)(suite)
         except EvalsError as exc:

@@ -16,7 +16,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,9 +26,8 @@ from pytest_evals.reports.case_detail import Level, build_entry
 from pytest_evals.reports.detail_store import DetailStore
 
 if TYPE_CHECKING:
-    from pytest_evals.reports.report_state import ReportState
+    from pytest_evals.reports.report_state import DetailMode, ReportState
 
-DetailMode = Literal["auto", "full", "failures"]
 
 #: Bytes of page that are not rows or details (pytest-html's CSS/JS, our summary).
 PAGE_OVERHEAD = 400_000

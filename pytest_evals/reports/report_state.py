@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_evals.reports.html_report import DetailMode
     from pytest_evals.reports.plots import Plot
 
 REPORT_STATE_KEY = pytest.StashKey["ReportState"]()
@@ -28,6 +27,10 @@ def _fallback_name(suite_id: str) -> str:
         if base.endswith(suffix):
             return base[: -len(suffix)]
     return base
+
+
+#: How much of each case the HTML report embeds (``--evals-html-detail``).
+DetailMode = Literal["auto", "full", "failures"]
 
 
 class ReportState:

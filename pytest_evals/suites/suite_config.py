@@ -14,7 +14,7 @@ import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -332,12 +332,23 @@ def strict_scalar_problems(raw: Mapping[str, Any], model: type[BaseModel], prefi
     return problems
 
 
-def task_from_file_name(path: Path) -> str | None:
-    """GOV.UK Chat's ``config/defaults/<task>.yaml`` names its task only in the file name."""
-    from pytest_evals.tasks import known_tasks
+class TaskCatalog(Protocol):
+    """What reading a suite needs to know of the tasks; the task layer above provides it
+    (:data:`pytest_evals.tasks.TASK_CATALOG`), so suite files know no task class."""
 
+    def known(self) -> list[str]:
+        """Every task name a suite may use."""
+        ...
+
+    def config_model(self, name: str, where: str) -> type[SuiteConfig]:
+        """The configuration model of task ``name`` (a clear error naming ``where`` if unknown)."""
+        ...
+
+
+def task_from_file_name(path: Path, catalog: TaskCatalog) -> str | None:
+    """GOV.UK Chat's ``config/defaults/<task>.yaml`` names its task only in the file name."""
     stem = suite_name(path, {})
-    tasks = known_tasks()
+    tasks = catalog.known()
     if stem in tasks:
         return stem
     raise SuiteConfigError(
@@ -361,20 +372,20 @@ def load_suite(
     raw: dict[str, Any] | None = None,
     used: set[int] | None = None,
     rootdir: Path | None = None,
+    *,
+    catalog: TaskCatalog,
 ) -> Suite:
     """Read, override and validate one suite file (the task's own config model)."""
-    from pytest_evals.tasks import get_task_class
-
     raw = dict(raw) if raw is not None else read_yaml(path)
     task_name = raw.get("task")
     if task_name is None:
-        task_name = task_from_file_name(path)
+        task_name = task_from_file_name(path, catalog)
         raw["task"] = task_name
     if not isinstance(task_name, str):
         raise SuiteConfigError(f"{path}: field 'task' is required (e.g. task: jailbreak_guardrails)")
-    task_cls = get_task_class(task_name, where=str(path))
+    config_model = catalog.config_model(task_name, where=str(path))
     name = suite_name(path, raw)
-    known = set(task_cls.config_model.model_fields)
+    known = set(config_model.model_fields)
     for ov in overrides:
         if ov.suite is not None and ov.suite != name:
             continue
@@ -390,9 +401,9 @@ def load_suite(
         if used is not None:
             # by identity: override values may be unhashable lists
             used.add(id(ov))
-    problems = strict_scalar_problems(raw, task_cls.config_model)
+    problems = strict_scalar_problems(raw, config_model)
     try:
-        config = task_cls.config_model.model_validate(raw)
+        config = config_model.model_validate(raw)
     except ValidationError as exc:
         lines = format_validation_error(str(path), exc).split("\n")
         # One message per field: the strict check's, then pydantic's for the others.

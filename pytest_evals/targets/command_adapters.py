@@ -35,8 +35,12 @@ from pytest_evals.targets.target_kinds import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import pytest
+
+    from pytest_evals.llm.client import LLMClient
     from pytest_evals.suites.suite_config import Suite
-    from pytest_evals.tasks.eval_context import EvalContext
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq,
@@ -183,11 +187,11 @@ def command_target(spec: dict[str, Any], suite_dir: str) -> CommandTarget:
     return MappedCommandTarget(spec, cwd)
 
 
-def make_target(suite: Suite, ctx: EvalContext) -> Target:
+def make_target(suite: Suite, config: pytest.Config, client: Callable[[], LLMClient]) -> Target:
     """The suite's target: a plugin's (``pytest_evals_make_target``), else built from
     the suite's ``target`` field (callable, command with its adapters, or model)."""
     spec = suite.config.target
-    hook_target = ctx.config.hook.pytest_evals_make_target(config=ctx.config, suite=suite, spec=spec)
+    hook_target = config.hook.pytest_evals_make_target(config=config, suite=suite, spec=spec)
     if hook_target is not None:
         return hook_target
     if spec is None:
@@ -204,7 +208,7 @@ def make_target(suite: Suite, ctx: EvalContext) -> Target:
         # cwd, input_env, output_map, output_hook (GOV.UK's rake tasks as targets)
         return command_target(spec, search_dir)
     if "model" in spec:
-        return ModelTarget(spec, ctx)
+        return ModelTarget(spec, client)
     raise SuiteConfigError(
         f"{suite.path}: field 'target': expected a string or a mapping with 'callable', "
         f"'command' or 'model', got keys {sorted(spec)}"

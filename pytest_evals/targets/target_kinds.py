@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_evals.model.errors import SuiteConfigError, TargetError
 
 if TYPE_CHECKING:
-    from pytest_evals.tasks.eval_context import EvalContext
+    from collections.abc import Callable
+
+    from pytest_evals.llm.client import LLMClient
 
 #: Environment variable naming a file that also holds the case (for commands that do
 #: not read stdin). The case itself never goes into the environment: the kernel caps
@@ -164,9 +166,11 @@ class CommandTarget:
 class ModelTarget:
     """An OpenAI-compatible chat model; returns ``{"text": reply}``."""
 
-    def __init__(self, spec: dict[str, Any], ctx: EvalContext) -> None:
+    def __init__(self, spec: dict[str, Any], client: Callable[[], LLMClient]) -> None:
         self.spec = spec
-        self.ctx = ctx
+        # The session's client, asked for when the first case runs: a suite that never
+        # generates never builds one.
+        self._client = client
         self.description = f"model {spec.get('model') or '(session default)'}"
 
     async def run(self, case: dict[str, Any]) -> Any:
@@ -177,7 +181,7 @@ class ModelTarget:
         if prompt_field not in case:
             raise TargetError(f"{self.description}: the case has no field {prompt_field!r} to send")
         messages.append({"role": "user", "content": str(case[prompt_field])})
-        resp = await self.ctx.llm.chat(
+        resp = await self._client().chat(
             messages,
             model=self.spec.get("model"),
             temperature=self.spec.get("temperature"),

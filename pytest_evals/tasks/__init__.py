@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pytest_evals.model.errors import SuiteConfigError
 
 if TYPE_CHECKING:
+    from pytest_evals.suites.suite_config import SuiteConfig
     from pytest_evals.tasks.task_contract import Task
 
 #: task name -> "module:Class", added with :func:`register_task`.
@@ -51,3 +52,17 @@ def get_task_class(name: str, where: str = "") -> type[Task]:
         except ResolveError as exc:
             error = error or exc
     raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {error}") from error
+
+
+class _Catalog:
+    """The registry as suite loading sees it (:class:`~pytest_evals.suites.suite_config.TaskCatalog`)."""
+
+    def known(self) -> list[str]:
+        return known_tasks()
+
+    def config_model(self, name: str, where: str) -> type[SuiteConfig]:
+        return get_task_class(name, where=where).config_model
+
+
+#: Pass as ``catalog=`` to :func:`~pytest_evals.suites.suite_config.load_suite`.
+TASK_CATALOG = _Catalog()

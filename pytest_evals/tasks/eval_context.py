@@ -57,7 +57,7 @@ class EvalContext:
 
         key = suite.nodeid
         if key not in self._targets:
-            self._targets[key] = make_target(suite, self)
+            self._targets[key] = make_target(suite, self.config, lambda: self.llm)
         return self._targets[key]
 
     def option(self, name: str, default: Any = None) -> Any:

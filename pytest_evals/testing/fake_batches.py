@@ -23,12 +23,9 @@ import json
 import random
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import BodyPartReader, web
-
-if TYPE_CHECKING:
-    from pytest_evals.testing.fake_openai import FakeOpenAIApp
 
 #: Lines answered between two yields to the loop (retrieve calls stay responsive).
 _CHUNK = 500
@@ -39,10 +36,25 @@ def _error(message: str, status: int) -> web.Response:
     return web.json_response(body, status=status)
 
 
+class ServingApp(Protocol):
+    """What the batch endpoints need of the chat server they are mounted on
+    (:class:`~pytest_evals.testing.fake_openai.FakeOpenAIApp`, which imports this module)."""
+
+    #: The server's settings (seed, failure rates, responder).
+    config: Any
+    def completion_body(self, request: dict[str, Any], reply: str, n: int) -> dict[str, Any]:
+        """A chat completion response as the server shapes it."""
+        ...
+
+    def reply_for(self, request: dict[str, Any]) -> str:
+        """The server's reply to one chat request."""
+        ...
+
+
 class BatchStore:
     """Files and batches of one server (touched only from the server's loop thread)."""
 
-    def __init__(self, app: FakeOpenAIApp) -> None:
+    def __init__(self, app: ServingApp) -> None:
         self.app = app
         self.reset()
 
@@ -258,7 +270,7 @@ class BatchStore:
         return None
 
     def _answer(self, line: dict[str, Any]) -> tuple[bool, str]:
-        _completion_body = self.app.completion_body  # the app's own shape: no import back
+        _completion_body = self.app.completion_body  # the app's own shape
 
         cfg, custom_id = self.app.config, line["custom_id"]
         self.line_attempts[custom_id] += 1

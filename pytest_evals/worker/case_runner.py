@@ -17,7 +17,7 @@ It keeps no results: each result rides on its test report to the controller.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,8 +26,8 @@ from pytest_evals.llm.event_loop import ENGINE_KEY, Engine
 from pytest_evals.tasks.eval_context import EvalContext
 
 if TYPE_CHECKING:
-    from pytest_evals.collection.suite_items import CaseItem
     from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.tasks.case_job import CaseJob
     from pytest_evals.worker.prefetch import Prefetcher
 
 # The runner (asyncio) is imported by the first case, not by every pytest run that
@@ -53,23 +53,23 @@ class CaseRunner:
         self.inline_cases = 0
         self._prefetchers: list[Prefetcher] = []
         self._prefetched: dict[str, Prefetcher] = {}
-        self._positions: list[pytest.Item] | None = None
+        self._positions: list[object] | None = None
         self._warming = False
 
-    def result_for(self, item: CaseItem) -> CaseResult:
-        task = item.task
+    def result_for(self, job: CaseJob, upcoming: Sequence[object]) -> CaseResult:
+        task = job.task
         if not task.needs_engine():
-            return self._drive(item)
+            return self._drive(job)
         if not self._prefetchers and self._inline:
-            result = self._inline_attempt(item)
+            result = self._inline_attempt(job)
             if result is not None:
                 return result
             # This case waits on I/O: overlap it and the rest from now on.
             self._inline = False
-        prefetcher = self._prefetched.get(item.nodeid) or self._prefetch_from(item)
+        prefetcher = self._prefetched.get(job.nodeid) or self._prefetch_from(job, upcoming)
         if prefetcher is not None:
-            return prefetcher.result(item.nodeid, self.case_timeout)
-        return self._on_engine(item)
+            return prefetcher.result(job.nodeid, self.case_timeout)
+        return self._on_engine(job)
 
     def warm_up(self) -> None:
         """Called when a suite file is collected: the model client learns it serves
@@ -90,37 +90,37 @@ class CaseRunner:
             self.engine.submit(client.prepare())
 
     # -- the four ways -------------------------------------------------------------------
-    def _drive(self, item: CaseItem) -> CaseResult:
+    def _drive(self, job: CaseJob) -> CaseResult:
         from pytest_evals.worker.prefetch import drive, evaluate_case
 
-        result: CaseResult = drive(evaluate_case(item.task, item.ref, self.ctx, item.index))
+        result: CaseResult = drive(evaluate_case(job.task, job.ref, self.ctx, job.index))
         return result
 
-    def _inline_attempt(self, item: CaseItem) -> CaseResult | None:
-        if not item.task.inline_cached:
+    def _inline_attempt(self, job: CaseJob) -> CaseResult | None:
+        if not job.task.inline_cached:
             return None
         from pytest_evals.worker import inline_eval as inline
         from pytest_evals.worker.prefetch import evaluate_case
 
-        done, result = inline.attempt(evaluate_case(item.task, item.ref, self.ctx, item.index))
+        done, result = inline.attempt(evaluate_case(job.task, job.ref, self.ctx, job.index))
         if done and result.status != "error":
             self.inline_cases += 1
             return result
         if done:  # errors are rare: re-run on the engine, which may be what it missed
-            return self._on_engine(item)
+            return self._on_engine(job)
         return None
 
-    def _on_engine(self, item: CaseItem) -> CaseResult:
+    def _on_engine(self, job: CaseJob) -> CaseResult:
         from pytest_evals.worker.prefetch import evaluate_case
 
-        return self.engine.run(evaluate_case(item.task, item.ref, self.ctx, item.index), self.case_timeout)
+        return self.engine.run(evaluate_case(job.task, job.ref, self.ctx, job.index), self.case_timeout)
 
-    def _prefetch_from(self, first: CaseItem) -> Prefetcher | None:
+    def _prefetch_from(self, first: CaseJob, upcoming: Sequence[object]) -> Prefetcher | None:
         """Start evaluating ``first`` and the cases this process will be sent after it."""
         jobs = [
-            (it.nodeid, it.task, it.ref, it.index)
-            for it in self._coming(first)
-            if it.nodeid not in self._prefetched and it.task.needs_engine()
+            (job.nodeid, job.task, job.ref, job.index)
+            for job in self._coming(first, upcoming)
+            if job.nodeid not in self._prefetched and job.task.needs_engine()
         ]
         if not jobs:
             return None
@@ -133,11 +133,11 @@ class CaseRunner:
             self._prefetched[nodeid] = prefetcher
         return self._prefetched.get(first.nodeid)
 
-    def _coming(self, first: CaseItem) -> Sequence[Any]:
+    def _coming(self, first: CaseJob, upcoming: Sequence[object]) -> list[CaseJob]:
         if self._positions is None:
-            self._positions = [it for it in first.session.items if is_case_nodeid(it.nodeid)]
+            self._positions = [it for it in upcoming if is_case_nodeid(getattr(it, "nodeid", ""))]
         positions = self._positions
-        here = next((i for i, it in enumerate(positions) if it is first), None)
+        here = next((i for i, it in enumerate(positions) if getattr(it, "nodeid", None) == first.nodeid), None)
         if here is None:
             return []
         workerinput = getattr(self.config, "workerinput", None)
@@ -151,9 +151,10 @@ class CaseRunner:
             # xdist's own scheduling: what comes next is unknown; prefetching a guess
             # would evaluate cases another worker also runs.
             return []
-        # Case items carry their task (a suite that failed to load has none); the runner
-        # sits below collection and does not import it.
-        return [it for it in (positions[i] for i in span) if hasattr(it, "task")]
+        # Case items carry their job (a suite that failed to load has none); the runner
+        # sits above collection but takes jobs, not items.
+        jobs = (getattr(positions[i], "evals_job", None) for i in span)
+        return [job for job in jobs if job is not None]
 
     def _window(self) -> int:
         window = int(self.config.getini("evals_prefetch_window") or 0)

@@ -15,6 +15,7 @@ from pytest_evals.families.harpia.writers import LiveLog, log_lines, output_obje
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.metric_value import Metric
 from pytest_evals.suites.suite_config import load_suite
+from pytest_evals.tasks import TASK_CATALOG
 
 from .conftest import INSTANCES, harpia_doc, validate_schema
 
@@ -22,7 +23,7 @@ from .conftest import INSTANCES, harpia_doc, validate_schema
 def make_task(tmp_path: Path, metrics: list[dict[str, Any]]) -> Harpia:
     path = tmp_path / "s.harpia.json"
     path.write_text(json.dumps(harpia_doc(metrics)), encoding="utf-8")
-    suite = load_suite(path, "s.harpia.json", raw=implicit_raw(path))
+    suite = load_suite(path, "s.harpia.json", raw=implicit_raw(path), catalog=TASK_CATALOG)
     return Harpia(suite)
 
 

@@ -12,6 +12,7 @@ import yaml
 from pytest_evals.families.rag.task import RagAnswers
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.suites.suite_config import load_suite
+from pytest_evals.tasks import TASK_CATALOG
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .judge_script import ScriptedJudge
@@ -29,7 +30,7 @@ def make_task(tmp_path: Path) -> Callable[..., RagAnswers]:
         )
         path = tmp_path / "rag.eval.yaml"
         path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-        suite = load_suite(path, "rag.eval.yaml")
+        suite = load_suite(path, "rag.eval.yaml", catalog=TASK_CATALOG)
         task = RagAnswers(suite)
         return task
 
