@@ -1,6 +1,6 @@
 """Metric functions shared by the task families, independent of pytest.
 
-Owns :mod:`.classification` (binary counts and multiclass confusion matrices with
+Owns :mod:`.label_metrics` (binary counts and multiclass confusion matrices with
 their intervals, used by the classification, HaluEval and RAG tasks) and
 :mod:`.reference` (the reference-based metrics of HarpIA suites: BLEU, chrF, TER, ROUGE,
 BERTScore, METEOR, ...). Generic metric values and trees are in
