@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
-from pytest_evals.llm.batch import batch_gate
+from pytest_evals.llm import io_hooks
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
 from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.call_stats import LLMStats
@@ -48,7 +48,6 @@ from pytest_evals.llm.transport.http_transport import (
     Transport,
 )
 from pytest_evals.model import case_usage as usage
-from pytest_evals.worker import inline_eval as inline
 
 if TYPE_CHECKING:
     from pytest_evals.llm.event_loop import Engine
@@ -316,9 +315,9 @@ class LLMClient:
             value = cache.get(namespace, key)
             if value is not None:
                 return self._from_cache(value, key, namespace)
-        # batch mode hook-in (pytest_evals/llm/batch/batch_gate.py): record instead of asking
-        batch_gate.check(namespace, key, body)
-        inline.require_io()
+        # Whoever the run installed may stop us here (llm/io_hooks.py): batch mode records
+        # the request instead, an inline attempt ends and the case goes to the engine.
+        io_hooks.before_io(namespace, key, body)
         state = self._state()
         ident = (namespace, key)
         while (pending := state.inflight.get(ident)) is not None:
@@ -355,7 +354,7 @@ class LLMClient:
         )
         self.stats.cache_hits += 1
         self.stats.saved_usd += cost or 0.0
-        inline.on_abort(lambda: self._uncount_hit(cost))
+        io_hooks.counted(lambda: self._uncount_hit(cost))
         usage.record(cache_hits=1)
         return ChatResponse(
             # Answers stored before a secret was known to this layer are masked on the way out.
@@ -372,7 +371,7 @@ class LLMClient:
 
     def _uncount_hit(self, cost: float | None) -> None:
         # An inline attempt that later needed the network is evaluated again on the
-        # engine, where this hit is counted once more.
+        # engine, where this hit is counted once more (io_hooks.counted).
         self.stats.cache_hits -= 1
         self.stats.saved_usd -= cost or 0.0
 
