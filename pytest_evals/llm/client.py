@@ -145,7 +145,7 @@ def make_transport(
     stats: LLMStats | None = None,
     cache: ResponseCache | None = None,
 ) -> Transport:
-    """The transport, created on the running loop (see transport.py and relay.py).
+    """The transport, created on the running loop (see the transport package).
     ``cache``: the process transport's helper applies its claims and stores."""
     kind = resolve_transport(settings, for_suites)
     if kind == "process":
@@ -468,12 +468,13 @@ class LLMClient:
         )
 
     def _cache_ops(self, state: _LoopState, cache: ResponseCache, namespace: str) -> CacheOps:
-        """Who applies claims and stores: the process transport's helper (off this
-        process's GIL) when it can, else this process's ResponseCache. Both work on the
-        same directory; reads (hits, waiting for another's answer) are always local."""
-        transport = self._transport(state)
-        if getattr(transport, "applies_cache", False) and cache.writable(namespace):
-            return transport  # type: ignore[return-value]
+        """Who applies claims and stores: the transport's own cache operations (the
+        process transport's helper, off this process's GIL) when it has them, else this
+        process's ResponseCache. Both work on the same directory; reads (hits, waiting
+        for another's answer) are always local."""
+        ops = self._transport(state).cache_ops
+        if ops is not None and cache.writable(namespace):
+            return ops
         return cache
 
     async def _wait_for_other(

@@ -22,7 +22,8 @@ import pytest
 
 from pytest_evals.llm import LLMClient
 from pytest_evals.llm.retry import AttemptError
-from pytest_evals.llm.transport.process_transport import ProcessTransport, _Frames, frame
+from pytest_evals.llm.transport.pipe_frames import Frames, frame
+from pytest_evals.llm.transport.process_transport import ProcessTransport
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .conftest import TEST_KEY, closing, run
@@ -42,7 +43,7 @@ def _transport(client: LLMClient) -> ProcessTransport:
 def test_frames_split_anywhere() -> None:
     data = frame(4, 7, ["a", 1]) + frame(5, 8, {"x": "é" * 3000}) + frame(3, 9, None)
     for cut in (1, 5, 9, 10, len(data) - 1):
-        frames = _Frames()
+        frames = Frames()
         got = frames.feed(data[:cut]) + frames.feed(data[cut:])
         assert [(k, i) for k, i, _ in got] == [(4, 7), (5, 8), (3, 9)]
         assert got[1][2].decode().count("é") == 3000
