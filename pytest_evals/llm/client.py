@@ -130,24 +130,23 @@ class _LoopState:
     dry_counted: set[tuple[str, str]] = field(default_factory=set)
 
 
-def resolve_transport(settings: LLMSettings, for_suites: bool) -> str:
-    """The path ``--evals-transport`` names. ``auto``: the helper process for the cases of
-    suites (many requests while pytest's item loop holds the GIL), aiohttp in this process
-    for direct use (a script, a test calling the ``llm`` fixture) and on Windows."""
+def resolve_transport(settings: LLMSettings) -> str:
+    """The path ``--evals-transport`` names. ``auto``: aiohttp in this process. The
+    helper process (``process``) is opt-in: in paired whole runs of 2,000 cases it was
+    no faster (bench/bench_llm.py --transport-pair: process / aiohttp 1.03x, docs/llm.md)."""
     if settings.transport != "auto":
         return settings.transport
-    return "process" if for_suites and sys.platform != "win32" else "aiohttp"
+    return "aiohttp"
 
 
 def make_transport(
     settings: LLMSettings,
-    for_suites: bool = False,
     stats: LLMStats | None = None,
     cache: ResponseCache | None = None,
 ) -> Transport:
     """The transport, created on the running loop (see the transport package).
     ``cache``: the process transport's helper applies its claims and stores."""
-    kind = resolve_transport(settings, for_suites)
+    kind = resolve_transport(settings)
     if kind == "process":
         from pytest_evals.llm.transport.process_transport import ProcessTransport
 
@@ -168,9 +167,6 @@ class LLMClient:
         self._own_engine: Engine | None = None
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
         self._lock = threading.Lock()
-        #: Set when this run collects suites (the case runner): what the ``auto``
-        #: transport decides by.
-        self.for_suites = False
         self.cache: ResponseCache | None = None
         if settings.cache:
             self.cache = ResponseCache(
@@ -220,12 +216,12 @@ class LLMClient:
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:
-            state.transport = make_transport(self.settings, self.for_suites, self.stats, self.cache)
+            state.transport = make_transport(self.settings, self.stats, self.cache)
         return state.transport
 
     def transport_kind(self) -> str:
         """The transport a request would use now: process, aiohttp or openai."""
-        return resolve_transport(self.settings, self.for_suites)
+        return resolve_transport(self.settings)
 
     async def prepare(self) -> None:
         """Set up this loop's transport ahead of the first request (the process

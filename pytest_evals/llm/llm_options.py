@@ -56,8 +56,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-transport",
         choices=TRANSPORTS,
-        help="HTTP path: auto (default: aiohttp, in a helper process on another core for "
-        "suites' cases), process, aiohttp (in this process) or openai (the SDK)",
+        help="HTTP path: auto (default: aiohttp in this process), aiohttp, process (aiohttp "
+        "in a helper process on another core) or openai (the SDK)",
     )
     add(
         "--evals-cache-dir",

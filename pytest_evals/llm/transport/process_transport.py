@@ -6,7 +6,9 @@ work was 45% of the engine thread and the run was CPU-bound on one core while th
 sat idle. Here the in-process part of a request is encoding one frame and decoding the
 reply (about 40 us); :class:`~pytest_evals.llm.transport.http_transport.AiohttpTransport` itself runs
 unchanged in a child process (:func:`main`, run with this interpreter), so its behaviour
-(body cap, status errors, Retry-After) is the ``aiohttp`` transport's.
+(body cap, status errors, Retry-After) is the ``aiohttp`` transport's. It is opt-in
+(``--evals-transport process``): in paired whole runs it was no faster than aiohttp in
+this process (bench/bench_llm.py --transport-pair, docs/llm.md).
 
 The pipe carries frames (pipe_frames.py) over the child's stdin/stdout. The first frame
 carries the endpoint and the Authorization header (a secret: it travels only through
