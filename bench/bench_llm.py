@@ -8,6 +8,7 @@ in the same run:
     python bench/bench_llm.py                     # client (both transports), cached rerun
     python bench/bench_llm.py --pytest            # + whole pytest runs (plain and -n 2)
     python bench/bench_llm.py --pytest-only       # the whole pytest runs alone
+    python bench/bench_llm.py --transport-pair    # process vs aiohttp, paired whole runs
 
 Goals: the client reaches at least 0.85x the baseline's throughput (single process).
 Whole ``python -m pytest`` processes of a HaluEval QA suite with the same requests,
@@ -18,6 +19,11 @@ timed from outside, each ratio against a baseline measured in the same round:
     tests with as many failing, same ``-q --tb=no``, pytest_evals not
     loaded (``-p no:evals``; the run with it loaded is shown too)       <= 1.2x
 (c) at ``--slow-latency`` (500 ms): the run's throughput / the raw client's >= 0.85x
+
+(d) ``--transport-pair``: the same cold whole run (100 ms) with ``--evals-transport
+    process`` and with ``--evals-transport aiohttp``, paired in alternating rounds
+    (the order flips every round): process / aiohttp wall time, min/median/max. The
+    helper process earns its place as the default only if every round is below 0.95x.
 
 Rounds alternate the variants (a noisy machine hits them alike); medians are reported.
 Run it in an environment without unrelated pytest plugins: each one's import is part
@@ -144,7 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         help="server latency of ratio (c), in seconds (0 skips it; default 0.5)",
     )
     ap.add_argument("--no-xdist", action="store_true", help="skip the -n 2 runs (information only)")
+    ap.add_argument(
+        "--transport-pair",
+        action="store_true",
+        help="only (d): paired whole runs, --evals-transport process vs aiohttp",
+    )
     args = ap.parse_args(argv)
+    if args.transport_pair:
+        return bench_transport_pair(args)
     if args.pytest_only:
         return bench_pytest(args)
     prompts = judge_prompts(args.requests)
@@ -230,11 +243,70 @@ def _failed_count(line: str) -> int:
     return int(words[words.index("failed") - 1]) if "failed" in words else 0
 
 
-def bench_pytest(args: argparse.Namespace) -> int:
-    """Whole pytest runs of a HaluEval QA suite against their baselines, in rounds."""
+def _halueval_data() -> Path | None:
     data_dir = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "halueval"
     if not (data_dir / "qa_data.json").exists():
         print(f"  (skipping pytest runs: no HaluEval data at {data_dir})")
+        return None
+    return data_dir
+
+
+def bench_transport_pair(args: argparse.Namespace) -> int:
+    """(d): cold whole runs, ``--evals-transport process`` / ``aiohttp``, paired in rounds."""
+    data_dir = _halueval_data()
+    if data_dir is None:
+        return 0
+    n, c = args.requests, args.concurrency
+    print(
+        f"paired whole pytest processes: {n} HaluEval QA cases, cold cache, server at "
+        f"{args.latency * 1000:.0f} ms, {c} in flight, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f}, {args.rounds} rounds (the order flips every round)"
+    )
+    variants = ("process", "aiohttp")
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    ratios: list[float] = []
+    with tempfile.TemporaryDirectory() as work, spawn_fake_openai(latency=args.latency, responder="yes") as server:
+        root = Path(work)
+        (root / "halueval.eval.yaml").write_text(HALUEVAL_SUITE.format(data_dir=data_dir, n=n))
+        outcome: dict[str, str] = {}
+        for r in range(args.rounds):
+            for variant in variants if r % 2 == 0 else variants[::-1]:
+                summary = root / f"summary-{variant}-{r}.json"
+                run_args = ["halueval.eval.yaml", "--evals-base-url", server.base_url]
+                run_args += ["--evals-cache-dir", str(root / f"cache-{variant}-{r}"), "--evals-concurrency", str(c)]
+                run_args += ["--evals-transport", variant, f"--evals-json={summary}"]
+                elapsed, last = _pytest_process(root, *run_args)
+                llm = json.loads(summary.read_text())["llm"]
+                # Both variants did the same work, and each used the transport it names.
+                assert llm["requests"] == n, (variant, llm["requests"])
+                assert (llm["helper_processes"] > 0) == (variant == "process"), (variant, llm)
+                assert outcome.setdefault("last", _outcome(last)) == _outcome(last), (outcome, last)
+                times[variant].append(elapsed)
+            ratios.append(times["process"][-1] / times["aiohttp"][-1])
+            print(
+                f"  round {r + 1}: process {times['process'][-1]:6.2f} s  aiohttp {times['aiohttp'][-1]:6.2f} s"
+                f"  ratio {ratios[-1]:.3f}x"
+            )
+    med = statistics.median
+    for variant in variants:
+        print(f"    --evals-transport {variant:8s} {med(times[variant]):6.2f} s  (min {min(times[variant]):.2f})")
+    print(
+        f"  (d) whole run, process / aiohttp transport: median {med(ratios):.3f}x  "
+        f"(min {min(ratios):.3f}, max {max(ratios):.3f}; below 0.95x in every round: "
+        f"{'yes' if max(ratios) < 0.95 else 'no'})"
+    )
+    return 0
+
+
+def _outcome(line: str) -> str:
+    """The counts of pytest's last line, without its time."""
+    return line.split(" in ")[0]
+
+
+def bench_pytest(args: argparse.Namespace) -> int:
+    """Whole pytest runs of a HaluEval QA suite against their baselines, in rounds."""
+    data_dir = _halueval_data()
+    if data_dir is None:
         return 0
     n, c = args.requests, args.concurrency
     prompts = judge_prompts(n)

@@ -31,6 +31,8 @@ CASES_MARKER = "evals_cases"
 # Each area registers its own options and hooks.
 pytest_plugins = [
     "pytest_evals.llm.llm_plugin",
+    # batch mode: its options, the batch phase before the item loop, its summary
+    "pytest_evals.worker.batch_plugin",
     "pytest_evals.controller.progress",
     "pytest_evals.reports.report_plugin",
     "pytest_evals.hardening.report_guard",

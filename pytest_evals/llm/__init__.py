@@ -1,13 +1,18 @@
 """The LLM layer: a cached, concurrent, retrying OpenAI-compatible client and judges.
 
-Owns everything that talks to a model: the client (:mod:`.client`) and its
-transports (:mod:`.transport`: the openai SDK or a lean aiohttp path, which
-:mod:`.relay` runs in a helper process by default), retries (:mod:`.retry`), the
-adaptive concurrency limit (:mod:`.limiter`), the response cache (:mod:`.cache`),
-settings and options (:mod:`.settings`, :mod:`.options`), the API key (:mod:`.secret`),
-usage and prices (:mod:`.stats`, :mod:`.pricing`, :mod:`.tokens`), the judges
-(:mod:`.judge`, the embedded offline one in :mod:`.offline`), the pytest wiring
-(:mod:`.plugin`) and Batch API mode (:mod:`.batch`).
+Owns everything that talks to a model: the client (:mod:`.client`) and what sends its
+requests (:mod:`.transport`: aiohttp or the openai SDK in this process, or aiohttp in a
+helper process), retries (:mod:`.retry`), the adaptive concurrency limit
+(:mod:`.limiter`), the response cache (:mod:`.cache`), settings and options
+(:mod:`.settings`, :mod:`.llm_options`), the API key (:mod:`.secret`), usage and prices
+(:mod:`.call_stats`, :mod:`.pricing`, :mod:`.tokens`), the judges (:mod:`.judge`, the
+embedded offline one in :mod:`.offline_judge`), the session's event loop
+(:mod:`.event_loop`), the pytest wiring (:mod:`.llm_plugin`) and the Batch API
+(:mod:`.batch`: ledger, input lines, service, the gate batch mode installs).
+
+It knows no runner: it imports nothing from the layers above it. Where the run must act
+before the layer waits on I/O (an inline evaluation ends, batch mode records the
+request instead), the run installs a hook in :mod:`.io_hooks`.
 
 Importing this package is cheap (every pytest run does, through the plugin): the
 client, the judge (pydantic), the openai SDK, aiohttp and diskcache load on first use;
@@ -53,7 +58,7 @@ __all__ = [
 ]
 
 # pytest itself is imported by the functions below, not here: the process transport's
-# helper (relay.py) imports this package and has no use for pytest.
+# helper (transport/process_transport.py) imports this package and has no use for pytest.
 _keys: dict[str, Any] = {}
 
 

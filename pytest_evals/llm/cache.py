@@ -18,9 +18,10 @@ in flight cost a handful of commits rather than one each (about 80 microseconds 
 per request in all). This runs on the loop's own thread on purpose: a writer thread
 would fight the event loop for the GIL and cost more throughput than it saves. With
 the process transport, the helper process applies claims, stores and releases (the
-same class, on the same directory: see ``pytest_evals.llm.transport.process_transport``), so they cost this
-process one pipe frame each. Reads are cheap and done inline. Any read error is a
-miss; any write error is logged and the run continues without caching that answer.
+same class, on the same directory: see ``pytest_evals.llm.transport.helper_cache``), so
+they cost this process one pipe frame each. Reads are cheap and done inline. Any read
+error is a miss; any write error is logged and the run continues without caching that
+answer.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ Lookup = Literal["hit", "claimed", "busy"]
 
 class CacheOps(Protocol):
     """Claims and stores: :class:`ResponseCache`, or the process transport's helper
-    applying them to the same directory (``pytest_evals.llm.transport.process_transport``)."""
+    applying them to the same directory (``pytest_evals.llm.transport.helper_cache``)."""
 
     async def lookup_or_claim(self, namespace: str, key: str) -> tuple[Lookup, Any]: ...
 

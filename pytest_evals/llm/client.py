@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
-from pytest_evals.llm.batch import batch_gate
+from pytest_evals.llm import io_hooks
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
 from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.call_stats import LLMStats
@@ -48,7 +48,6 @@ from pytest_evals.llm.transport.http_transport import (
     Transport,
 )
 from pytest_evals.model import case_usage as usage
-from pytest_evals.worker import inline_eval as inline
 
 if TYPE_CHECKING:
     from pytest_evals.llm.event_loop import Engine
@@ -131,24 +130,23 @@ class _LoopState:
     dry_counted: set[tuple[str, str]] = field(default_factory=set)
 
 
-def resolve_transport(settings: LLMSettings, for_suites: bool) -> str:
-    """The path ``--evals-transport`` names. ``auto``: the helper process for the cases of
-    suites (many requests while pytest's item loop holds the GIL), aiohttp in this process
-    for direct use (a script, a test calling the ``llm`` fixture) and on Windows."""
+def resolve_transport(settings: LLMSettings) -> str:
+    """The path ``--evals-transport`` names. ``auto``: aiohttp in this process. The
+    helper process (``process``) is opt-in: in paired whole runs of 2,000 cases it was
+    no faster (bench/bench_llm.py --transport-pair: process / aiohttp 1.03x, docs/llm.md)."""
     if settings.transport != "auto":
         return settings.transport
-    return "process" if for_suites and sys.platform != "win32" else "aiohttp"
+    return "aiohttp"
 
 
 def make_transport(
     settings: LLMSettings,
-    for_suites: bool = False,
     stats: LLMStats | None = None,
     cache: ResponseCache | None = None,
 ) -> Transport:
-    """The transport, created on the running loop (see transport.py and relay.py).
+    """The transport, created on the running loop (see the transport package).
     ``cache``: the process transport's helper applies its claims and stores."""
-    kind = resolve_transport(settings, for_suites)
+    kind = resolve_transport(settings)
     if kind == "process":
         from pytest_evals.llm.transport.process_transport import ProcessTransport
 
@@ -169,9 +167,6 @@ class LLMClient:
         self._own_engine: Engine | None = None
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
         self._lock = threading.Lock()
-        #: Set when this run collects suites (the case runner): what the ``auto``
-        #: transport decides by.
-        self.for_suites = False
         self.cache: ResponseCache | None = None
         if settings.cache:
             self.cache = ResponseCache(
@@ -221,12 +216,12 @@ class LLMClient:
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:
-            state.transport = make_transport(self.settings, self.for_suites, self.stats, self.cache)
+            state.transport = make_transport(self.settings, self.stats, self.cache)
         return state.transport
 
     def transport_kind(self) -> str:
         """The transport a request would use now: process, aiohttp or openai."""
-        return resolve_transport(self.settings, self.for_suites)
+        return resolve_transport(self.settings)
 
     async def prepare(self) -> None:
         """Set up this loop's transport ahead of the first request (the process
@@ -316,9 +311,9 @@ class LLMClient:
             value = cache.get(namespace, key)
             if value is not None:
                 return self._from_cache(value, key, namespace)
-        # batch mode hook-in (pytest_evals/llm/batch/batch_gate.py): record instead of asking
-        batch_gate.check(namespace, key, body)
-        inline.require_io()
+        # Whoever the run installed may stop us here (llm/io_hooks.py): batch mode records
+        # the request instead, an inline attempt ends and the case goes to the engine.
+        io_hooks.before_io(namespace, key, body)
         state = self._state()
         ident = (namespace, key)
         while (pending := state.inflight.get(ident)) is not None:
@@ -355,7 +350,7 @@ class LLMClient:
         )
         self.stats.cache_hits += 1
         self.stats.saved_usd += cost or 0.0
-        inline.on_abort(lambda: self._uncount_hit(cost))
+        io_hooks.counted(lambda: self._uncount_hit(cost))
         usage.record(cache_hits=1)
         return ChatResponse(
             # Answers stored before a secret was known to this layer are masked on the way out.
@@ -372,7 +367,7 @@ class LLMClient:
 
     def _uncount_hit(self, cost: float | None) -> None:
         # An inline attempt that later needed the network is evaluated again on the
-        # engine, where this hit is counted once more.
+        # engine, where this hit is counted once more (io_hooks.counted).
         self.stats.cache_hits -= 1
         self.stats.saved_usd -= cost or 0.0
 
@@ -469,12 +464,13 @@ class LLMClient:
         )
 
     def _cache_ops(self, state: _LoopState, cache: ResponseCache, namespace: str) -> CacheOps:
-        """Who applies claims and stores: the process transport's helper (off this
-        process's GIL) when it can, else this process's ResponseCache. Both work on the
-        same directory; reads (hits, waiting for another's answer) are always local."""
-        transport = self._transport(state)
-        if getattr(transport, "applies_cache", False) and cache.writable(namespace):
-            return transport  # type: ignore[return-value]
+        """Who applies claims and stores: the transport's own cache operations (the
+        process transport's helper, off this process's GIL) when it has them, else this
+        process's ResponseCache. Both work on the same directory; reads (hits, waiting
+        for another's answer) are always local."""
+        ops = self._transport(state).cache_ops
+        if ops is not None and cache.writable(namespace):
+            return ops
         return cache
 
     async def _wait_for_other(

@@ -44,7 +44,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--evals-temperature",
         metavar="T",
         help="default temperature (default 0; 'none' to not send it); given here, it also "
-        "wins over a HaluEval suite's own temperature",
+        "wins over the temperature a suite's task sets for itself",
     )
     add("--evals-model-seed", metavar="S", help="'seed' sent to the model (default: not sent)")
     add(
@@ -56,8 +56,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-transport",
         choices=TRANSPORTS,
-        help="HTTP path: auto (default: aiohttp, in a helper process on another core for "
-        "suites' cases), process, aiohttp (in this process) or openai (the SDK)",
+        help="HTTP path: auto (default: aiohttp in this process), aiohttp, process (aiohttp "
+        "in a helper process on another core) or openai (the SDK)",
     )
     add(
         "--evals-cache-dir",

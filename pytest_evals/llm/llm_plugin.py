@@ -21,9 +21,6 @@ if TYPE_CHECKING:
     from pytest_evals.llm.client import LLMClient
     from pytest_evals.llm.judge import Judge
 
-# batch mode hook-in: its options, phase and summary (pytest_evals/worker/batch_plugin.py)
-pytest_plugins = ["pytest_evals.worker.batch_plugin"]
-
 WORKEROUTPUT_KEY = "pytest_evals_llm"
 _worker_totals_key = pytest.StashKey[LLMStats]()
 

@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals.llm import io_hooks
 from pytest_evals.llm.settings import OFFLINE_DISPLAY_NAME, OFFLINE_MODEL_NAME
 from pytest_evals.model.errors import InfrastructureError
-from pytest_evals.worker import inline_eval as inline
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,7 +131,7 @@ class Embedder:
     # -- async --------------------------------------------------------------------------
     async def aencode(self, texts: Sequence[str]) -> np.ndarray:
         """:meth:`encode` on a worker thread; concurrent calls are merged into batches."""
-        inline.require_io()
+        io_hooks.before_io("offline")  # the encoding thread is I/O to an inline attempt
         loop = asyncio.get_running_loop()
         queue = self._queues.setdefault(loop, _LoopQueue())
         future: asyncio.Future[Any] = loop.create_future()

@@ -1,7 +1,10 @@
 """Batch mode's pytest wiring: options, the phase before the item loop, totals, summary.
 
 The phase runs in ``pytest_runtestloop`` before items do, in every process that runs
-items (a plain run, or each xdist worker: see driver.py for how workers share it).
+items (a plain run, or each xdist worker: see batch_phase.py for how workers share it).
+It installs the batch gate in the LLM layer's I/O hook slot (llm/io_hooks.py) for the
+rest of the run: the gather rounds record requests through it, and the scoring pass
+turns the requests whose batch lines failed for good into errors.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.llm import io_hooks
 from pytest_evals.llm.batch import batch_gate as gate
 from pytest_evals.llm.batch.batch_options import BatchSettings, add_options, batch_settings
 from pytest_evals.llm.batch.batch_stats import BatchStats
@@ -50,7 +54,7 @@ def _reporter(config: pytest.Config) -> Any:
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     config = session.config
     settings = config.stash[_settings_key]
-    # Only --evals-batch or a suite with ``batch: true`` has a batch phase; the driver
+    # Only --evals-batch or a suite with ``batch: true`` has a batch phase; the phase
     # (the LLM client) is not imported for the other runs.
     if session.items and not config.option.collectonly and (settings.enabled or _batch_suites(session.items)):
         from pytest_evals.worker.batch_phase import cases_of
@@ -62,7 +66,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
 
 
 def _batch_suites(items: list[pytest.Item]) -> bool:
-    # Case items carry their task (collect.py); others have none.
+    # Case items carry their task (collection/suite_items.py); others have none.
     return any(getattr(getattr(getattr(it, "task", None), "config", None), "batch", False) for it in items)
 
 
@@ -74,6 +78,7 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
     if client.offline or client.cache is None:
         return  # offline judges ask nothing; configure() refused --no-evals-cache
     phase = BatchPhase(client, _context(config), settings, cases, report=_reporter(config))
+    io_hooks.install(gate.GATE)  # until pytest_unconfigure
     try:
         stats = phase.run()
     except LLMError as exc:
@@ -157,4 +162,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    io_hooks.uninstall(gate.GATE)
     gate.reset()

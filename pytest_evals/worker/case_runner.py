@@ -72,10 +72,9 @@ class CaseRunner:
         return self._on_engine(job)
 
     def warm_up(self) -> None:
-        """Called when a suite file is collected: the model client learns it serves
-        suites (its ``auto`` transport is then the helper process) and, with an endpoint
-        configured, the engine loop and the helper (a few hundred ms to start) start
-        now, while collection goes on."""
+        """Called when a suite file is collected: with an endpoint configured and the
+        process transport chosen, the engine loop and the transport's helper process
+        (a few hundred ms to start) start now, while collection goes on."""
         if self._warming or self.config.option.collectonly:
             return
         self._warming = True
@@ -85,7 +84,6 @@ class CaseRunner:
             client = self.ctx.llm
         except Exception:  # invalid LLM settings: the cases that need them report it
             return
-        client.for_suites = True
         if client.transport_kind() == "process":
             self.engine.submit(client.prepare())
 

@@ -7,7 +7,8 @@ cached HaluEval run, an evaluation cost 340 us on the engine thread against 145 
 inline, and the whole run took a third longer. So a task that opts in
 (``Task.inline_cached``) is first evaluated inline; code that is about to do I/O calls
 :func:`require_io`, which ends the attempt, and the session switches to prefetching
-for the rest of the run.
+for the rest of the run. The LLM layer, which knows no runner, reaches it through the
+hook an attempt installs in :mod:`pytest_evals.llm.io_hooks`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+from pytest_evals.llm import io_hooks
 
 
 class NeedsIO(BaseException):
@@ -44,6 +47,20 @@ def on_abort(undo: Callable[[], None]) -> None:
         undos.append(undo)
 
 
+class _AttemptHook:
+    """The LLM layer's I/O, seen from an attempt: it ends the attempt (a cache miss, the
+    offline judge's encoding), and the hits it counted are taken back with it."""
+
+    def before_io(self, namespace: str, key: str | None, body: Any) -> None:
+        require_io()
+
+    def counted(self, undo: Callable[[], None]) -> None:
+        on_abort(undo)
+
+
+_HOOK = _AttemptHook()
+
+
 def attempt(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
     """Run ``coro`` to completion on this thread if it never waits: (completed, value).
 
@@ -63,9 +80,15 @@ def attempt(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
         coro.close()  # it suspended: only an event loop can resume it
         return False, None
 
-    # A copy of the context: the evaluation's context variables (its usage counter,
-    # the attempt marker) must not leak into pytest's thread.
-    done, value = contextvars.copy_context().run(run)
+    # Installed for the attempt only; the engine thread, which may call it meanwhile,
+    # is outside every attempt (the marker below is a context variable).
+    io_hooks.install(_HOOK)
+    try:
+        # A copy of the context: the evaluation's context variables (its usage counter,
+        # the attempt marker) must not leak into pytest's thread.
+        done, value = contextvars.copy_context().run(run)
+    finally:
+        io_hooks.uninstall(_HOOK)
     if not done:
         for undo in reversed(undos):
             undo()

@@ -59,3 +59,21 @@ def test_outside_an_attempt_nothing_is_signalled_or_recorded() -> None:
     inline.require_io()
     inline.on_abort(lambda: undone.append(2))
     assert undone == []
+
+
+def test_the_llm_layers_io_hook_reaches_an_attempt_and_only_during_it() -> None:
+    """The LLM layer knows no runner: it calls llm/io_hooks.py, where an attempt installs
+    its hook for as long as it runs."""
+    from pytest_evals.llm import io_hooks
+
+    before = io_hooks.installed()
+    undone: list[str] = []
+
+    async def evaluation() -> None:
+        io_hooks.counted(lambda: undone.append("hit"))
+        io_hooks.before_io("ns", "key", {"model": "m"})
+
+    assert inline.attempt(evaluation()) == (False, None)
+    assert undone == ["hit"]
+    assert io_hooks.installed() == before
+    io_hooks.before_io("ns", "key", {"model": "m"})  # outside an attempt: nothing happens

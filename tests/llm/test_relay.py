@@ -22,7 +22,8 @@ import pytest
 
 from pytest_evals.llm import LLMClient
 from pytest_evals.llm.retry import AttemptError
-from pytest_evals.llm.transport.process_transport import ProcessTransport, _Frames, frame
+from pytest_evals.llm.transport.pipe_frames import Frames, frame
+from pytest_evals.llm.transport.process_transport import ProcessTransport
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .conftest import TEST_KEY, closing, run
@@ -42,7 +43,7 @@ def _transport(client: LLMClient) -> ProcessTransport:
 def test_frames_split_anywhere() -> None:
     data = frame(4, 7, ["a", 1]) + frame(5, 8, {"x": "é" * 3000}) + frame(3, 9, None)
     for cut in (1, 5, 9, 10, len(data) - 1):
-        frames = _Frames()
+        frames = Frames()
         got = frames.feed(data[:cut]) + frames.feed(data[cut:])
         assert [(k, i) for k, i, _ in got] == [(4, 7), (5, 8), (3, 9)]
         assert got[1][2].decode().count("é") == 3000
@@ -276,9 +277,9 @@ def test_attempt_errors_cross_the_pipe_intact(make_client: MakeClient, server: F
     assert error.status == 429 and error.retryable and error.retry_after == 7
 
 
-@pytest.mark.parametrize(("extra", "helpers"), [([], 1), (["--evals-transport", "aiohttp"], 0)])
+@pytest.mark.parametrize(("extra", "helpers"), [([], 0), (["--evals-transport", "process"], 1)])
 @pytest.mark.parametrize("xdist", [False, True])
-def test_auto_transport_starts_a_helper_for_suites(
+def test_the_helper_process_is_opt_in(
     pytester: pytest.Pytester,
     server: FakeOpenAI,
     tmp_path: Path,
@@ -286,8 +287,9 @@ def test_auto_transport_starts_a_helper_for_suites(
     helpers: int,
     xdist: bool,
 ) -> None:
-    """``auto`` (the default) sends suites' requests through a helper process, one per
-    xdist worker; the same answers either way."""
+    """``auto`` (the default) sends suites' requests from this process (aiohttp);
+    ``--evals-transport process`` through a helper process, one per xdist worker; the
+    same answers either way."""
     probe_suite(pytester, [f"question {i}" for i in range(6)])
     summary = tmp_path / "summary.json"
     args = [*endpoint_args(server, tmp_path / "cache"), *extra, f"--evals-json={summary}"]
@@ -298,19 +300,16 @@ def test_auto_transport_starts_a_helper_for_suites(
     assert llm["helper_processes"] == helpers * (2 if xdist else 1)
 
 
-def test_auto_transport_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_transport_resolution() -> None:
     from pytest_evals.llm import LLMSettings
     from pytest_evals.llm.client import resolve_transport
 
     auto = LLMSettings(configured_base_url="http://127.0.0.1:9/v1")
     assert auto.transport == "auto"
-    assert resolve_transport(auto, for_suites=True) == "process"
-    assert resolve_transport(auto, for_suites=False) == "aiohttp"  # a script, the llm fixture
+    assert resolve_transport(auto) == "aiohttp"  # suites, a script, the llm fixture alike
     for chosen in ("process", "aiohttp", "openai"):
         settings = LLMSettings(configured_base_url="http://127.0.0.1:9/v1", transport=chosen)  # type: ignore[arg-type]
-        assert resolve_transport(settings, for_suites=False) == chosen
-    monkeypatch.setattr(sys, "platform", "win32")
-    assert resolve_transport(auto, for_suites=True) == "aiohttp"
+        assert resolve_transport(settings) == chosen
 
 
 @pytest.mark.parametrize("transport", ["process", "aiohttp"])

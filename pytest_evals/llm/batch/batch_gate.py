@@ -1,17 +1,20 @@
-"""Where the LLM client meets batch mode: one call, :func:`check`, on every cache miss.
+"""Where the LLM client meets batch mode: :data:`GATE`, the I/O hook batch mode installs.
 
-While a gather round evaluates a case, :func:`check` records the request the case is
-about to send and raises :class:`BatchPending`, which ends that case's evaluation (a
-BaseException, like ``inline.NeedsIO``, so tasks' ``except Exception`` lets it
-through). Outside a gather round it only acts on keys the batch phase gave up on: their
-cases become ERRORs of kind ``infrastructure`` rather than paying for a live request the
-user asked to batch. Keys marked for a live retry (``--evals-batch-retry live``) pass.
+The client calls its :meth:`BatchGate.before_io` on every cache miss, through
+:mod:`pytest_evals.llm.io_hooks`, once the batch phase has installed it (the worker's
+batch plugin; it stays installed until the end of the pytest run). While a gather round
+evaluates a case, the gate records the request the case is about to send and raises
+:class:`BatchPending`, which ends that case's evaluation (a BaseException, like the
+inline attempt's ``NeedsIO``, so tasks' ``except Exception`` lets it through). Outside a
+gather round it only acts on keys the batch phase gave up on: their cases become ERRORs
+of kind ``infrastructure`` rather than paying for a live request the user asked to
+batch. Keys marked for a live retry (``--evals-batch-retry live``) pass.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from pytest_evals.llm.call_errors import LLMError
@@ -35,19 +38,29 @@ _failed: dict[str, str] = {}
 _live: set[str] = set()
 
 
-def check(namespace: str, key: str, body: Mapping[str, Any]) -> None:
-    """Called by the client on a cache miss, before any I/O."""
-    if not _failed and _recorder.get() is None:
-        return  # the common case: batch mode off
-    reason = _failed.get(key)
-    if reason is not None:
-        raise LLMError(f"batch mode: {reason}", cause=reason)
-    if key in _live:
-        return
-    recorder = _recorder.get()
-    if recorder is not None:
-        recorder.add(namespace, key, body)
-        raise BatchPending
+class BatchGate:
+    """The :class:`~pytest_evals.llm.io_hooks.IOHook` of batch mode."""
+
+    def before_io(self, namespace: str, key: str | None, body: Mapping[str, Any] | None) -> None:
+        if key is None or body is None:
+            return  # not a model request (the offline judge): nothing a batch answers
+        if not _failed and _recorder.get() is None:
+            return  # the common case: no batch phase is gathering or gave up on keys
+        reason = _failed.get(key)
+        if reason is not None:
+            raise LLMError(f"batch mode: {reason}", cause=reason)
+        if key in _live:
+            return
+        recorder = _recorder.get()
+        if recorder is not None:
+            recorder.add(namespace, key, body)
+            raise BatchPending
+
+    def counted(self, undo: Callable[[], None]) -> None:
+        pass  # a gather round restores the client's counters itself (BatchPhase._gather)
+
+
+GATE = BatchGate()
 
 
 def gathering(recorder: Recorder) -> contextvars.Token[Recorder | None]:
@@ -65,10 +78,6 @@ def mark_failed(failures: Mapping[str, str]) -> None:
 
 def mark_live(keys: set[str]) -> None:
     _live.update(keys)
-
-
-def failed_keys() -> dict[str, str]:
-    return dict(_failed)
 
 
 def reset() -> None:

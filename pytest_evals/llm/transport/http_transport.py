@@ -1,5 +1,5 @@
 """Sending one chat completion request: through the openai SDK, or a lean aiohttp path
-(which the default ``process`` transport, :mod:`.relay`, runs in a helper process).
+(which the ``process`` transport, :mod:`.process_transport`, runs in a helper process).
 
 Every transport makes exactly one attempt and turns every failure into an
 :class:`~pytest_evals.llm.retry.AttemptError` (retryable or not); retries, deadlines
@@ -18,10 +18,13 @@ import inspect
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_evals.llm.retry import AttemptError, status_error
 from pytest_evals.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    from pytest_evals.llm.cache import CacheOps
 
 #: Placeholder sent when the endpoint needs no key (local servers); not a secret.
 NO_KEY = "not-needed"
@@ -37,6 +40,11 @@ class Completion:
 
 
 class Transport(Protocol):
+    #: The response cache's claims and stores, when this transport applies them
+    #: elsewhere (the process transport's helper); None: the client's cache does.
+    @property
+    def cache_ops(self) -> CacheOps | None: ...
+
     async def send(self, body: dict[str, Any]) -> Completion: ...
 
     async def aclose(self) -> None: ...
@@ -168,11 +176,12 @@ def error_message(raw: bytes) -> str:
 
 
 class AiohttpTransport:
+    cache_ops = None  # the client's ResponseCache applies claims and stores
     def __init__(self, settings: LLMSettings) -> None:
         self.setup(settings.base_url, settings.authorization, settings.concurrency, settings.max_body_bytes)
 
     def setup(self, base_url: str, authorization: str | None, concurrency: int, max_body: int) -> None:
-        """Also called in the helper process (see relay.py), which has no settings object."""
+        """Also called in the helper process (see process_transport.py), which has no settings object."""
         import aiohttp
 
         self._aiohttp = aiohttp
@@ -227,6 +236,7 @@ def _sdk_parameters() -> frozenset[str]:
 
 
 class OpenAITransport:
+    cache_ops = None  # the client's ResponseCache applies claims and stores
     def __init__(self, settings: LLMSettings) -> None:
         import openai
 

@@ -6,98 +6,60 @@ work was 45% of the engine thread and the run was CPU-bound on one core while th
 sat idle. Here the in-process part of a request is encoding one frame and decoding the
 reply (about 40 us); :class:`~pytest_evals.llm.transport.http_transport.AiohttpTransport` itself runs
 unchanged in a child process (:func:`main`, run with this interpreter), so its behaviour
-(body cap, status errors, Retry-After) is the ``aiohttp`` transport's.
+(body cap, status errors, Retry-After) is the ``aiohttp`` transport's. It is opt-in
+(``--evals-transport process``): in paired whole runs it was no faster than aiohttp in
+this process (bench/bench_llm.py --transport-pair, docs/llm.md).
 
-Protocol over the child's stdin/stdout: frames of ``!IIB`` (payload length, request id,
-kind) then a JSON payload. The first frame carries the endpoint and the Authorization
-header (a secret: it travels only through the pipe, never argv, environment or disk);
-the child answers READY once aiohttp is imported. With a response cache, the child also
-opens it and applies the client's claims, stores and releases (CACHE frames; see
-:class:`~pytest_evals.llm.cache.ResponseCache`): their SQLite transactions were 27% of
-the engine thread's samples, and here they run on the other core too.
-Claims are then the child's (its pid): a child that dies leaves them stale, so they are
-taken over at once. A child that dies fails its requests
-with a retryable error, and the next request starts a new one; a child that cannot start
-fails them with what it printed. When this process ends, the child reads end-of-file on
-stdin and exits, so a killed run leaves no helper behind (Ctrl-C is left to the parent).
+The pipe carries frames (pipe_frames.py) over the child's stdin/stdout. The first frame
+carries the endpoint and the Authorization header (a secret: it travels only through
+the pipe, never argv, environment or disk); the child answers READY once aiohttp is
+imported. With a response cache the child also applies the client's cache writes, on
+the same pipe: :attr:`ProcessTransport.cache_ops` (helper_cache.py). A child that dies
+fails its requests with a retryable error, and the next request starts a new one; a
+child that cannot start fails them with what it printed. When this process ends, the
+child reads end-of-file on stdin and exits, so a killed run leaves no helper behind
+(Ctrl-C is left to the parent).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import struct
 import sys
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.llm.retry import AttemptError
+from pytest_evals.llm.transport.helper_cache import CacheApplier, HelperCacheOps, helper_spec
 from pytest_evals.llm.transport.http_transport import Completion
+from pytest_evals.llm.transport.pipe_frames import (
+    CACHE,
+    CANCEL,
+    FAILURE,
+    HEADER,
+    READY,
+    REPLY,
+    REQUEST,
+    SETUP,
+    Frames,
+    dumps,
+    frame,
+    loads,
+)
 
 if TYPE_CHECKING:
-    from pytest_evals.llm.cache import Lookup, ResponseCache
+    from pytest_evals.llm.cache import ResponseCache
     from pytest_evals.llm.call_stats import LLMStats
     from pytest_evals.llm.settings import LLMSettings
 
-HEADER = struct.Struct("!IIB")
-SETUP, READY, REQUEST, CANCEL, REPLY, FAILURE, CACHE = range(7)
 #: How long a starting child may take to import aiohttp and answer READY.
 START_TIMEOUT = 60.0
-
-
-def _dumps(value: Any) -> bytes:
-    import orjson
-
-    try:
-        return orjson.dumps(value)
-    except TypeError:  # what orjson refuses (int keys too big, subclasses...), json may take
-        import json
-
-        return json.dumps(value).encode()
-
-
-def _loads(data: bytes) -> Any:
-    import orjson
-
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:  # a lone surrogate escape ("\\ud800"), which json takes
-        import json
-
-        return json.loads(data)
-
-
-def frame(kind: int, ident: int, payload: Any) -> bytes:
-    data = _dumps(payload)
-    return HEADER.pack(len(data), ident, kind) + data
-
-
-class _Frames:
-    """Splits a byte stream into (kind, id, payload bytes) frames."""
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-
-    def feed(self, data: bytes) -> list[tuple[int, int, bytes]]:
-        buf = self._buf
-        buf += data
-        out: list[tuple[int, int, bytes]] = []
-        pos = 0
-        while len(buf) - pos >= HEADER.size:
-            size, ident, kind = HEADER.unpack_from(buf, pos)
-            end = pos + HEADER.size + size
-            if len(buf) < end:
-                break
-            out.append((kind, ident, bytes(buf[pos + HEADER.size : end])))
-            pos = end
-        del buf[:pos]
-        return out
 
 
 # -- the parent side ---------------------------------------------------------------------------
 class _ChildProtocol(asyncio.SubprocessProtocol):
     def __init__(self, relay: ProcessTransport) -> None:
         self.relay = relay
-        self.frames = _Frames()
+        self.frames = Frames()
         self.stderr = bytearray()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
@@ -128,14 +90,7 @@ class ProcessTransport:
             "authorization": settings.authorization,
             "concurrency": settings.concurrency,
             "max_body": settings.max_body_bytes,
-            "cache": None
-            if cache is None
-            else {
-                "root": str(cache.root),
-                "run_id": cache.run_id,
-                "refresh": cache.refresh,
-                "claim_ttl": cache.claim_ttl,
-            },
+            "cache": None if cache is None else helper_spec(cache),
         }
         self._loop = asyncio.get_running_loop()
         self._child: asyncio.SubprocessTransport | None = None
@@ -143,7 +98,7 @@ class ProcessTransport:
         self._stdin: Any = None
         self._ready: asyncio.Future[None] | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        #: What each pending id waits for: a completion (REQUEST) or a cache result (CACHE).
+        #: What each pending id waits for: a completion (REQUEST) or another reply (CACHE).
         self._wants_completion: set[int] = set()
         #: Frames written during this loop turn, sent in one write at its end (a write is
         #: a system call; a case sends two or three frames, and many cases run per turn).
@@ -152,6 +107,8 @@ class ProcessTransport:
         self._closed = False
         #: Helper processes started (a dead one is replaced on the next request).
         self.starts = 0
+        #: The response cache's claims and stores, applied by the helper (None: no cache).
+        self.cache_ops: HelperCacheOps | None = None if cache is None else HelperCacheOps(self)
 
     # -- the child's life -------------------------------------------------------------------
     async def _start(self) -> None:
@@ -233,7 +190,7 @@ class ProcessTransport:
             if fut is None or fut.done():
                 continue  # cancelled meanwhile
             try:
-                data = _loads(payload)
+                data = loads(payload)
                 if kind == REPLY:
                     fut.set_result(Completion(*data) if completion else data)
                 else:
@@ -288,35 +245,18 @@ class ProcessTransport:
                 self._wants_completion.discard(ident)
                 self._write(HEADER.pack(0, ident, CANCEL))
 
-    # -- the response cache, applied in the child (see ResponseCache for the semantics) ------
-    @property
-    def applies_cache(self) -> bool:
-        return self._setup["cache"] is not None
-
-    async def _cache(self, op: str, namespace: str, key: str, value: Any = None) -> Any:
-        """Raises AttemptError when the child is unavailable: the caller then uses this
-        process's own ResponseCache on the same directory."""
+    # -- the pipe, for the response cache's frames (helper_cache.py) ------------------------
+    async def ask(self, kind: int, payload: Any) -> Any:
+        """Send a frame and wait for the reply's payload. Raises AttemptError when the
+        helper is unavailable."""
         await self._ensure_child()
-        _ident, fut = self._call(CACHE, [op, namespace, key, value], completion=False)
-        result, problems = await fut
-        if problems:
-            from pytest_evals.llm.cache import note_problem
+        _ident, fut = self._call(kind, payload, completion=False)
+        return await fut
 
-            for text in problems:
-                note_problem(str(text))
-        return result
-
-    async def lookup_or_claim(self, namespace: str, key: str) -> tuple[Lookup, Any]:
-        status, value = await self._cache("claim", namespace, key)
-        return status, value
-
-    async def store(self, namespace: str, key: str, value: dict[str, Any]) -> None:
-        await self._cache("store", namespace, key, value)
-
-    def release(self, namespace: str, key: str) -> None:
-        """Drop the claim, without waiting; a child that is gone left it stale anyway."""
+    def tell(self, kind: int, payload: Any) -> None:
+        """Send a frame nobody waits for; dropped when no helper runs."""
         if self._stdin is not None:
-            self._write(frame(CACHE, 0, ["release", namespace, key, None]))
+            self._write(frame(kind, 0, payload))
 
     async def aclose(self) -> None:
         self._closed = True
@@ -355,22 +295,10 @@ async def _serve() -> None:
     first = await read_frame()
     if first is None or first[0] != SETUP:
         return
-    setup = _loads(first[2])
+    setup = loads(first[2])
     http = AiohttpTransport.__new__(AiohttpTransport)
     http.setup(setup["base_url"], setup["authorization"], setup["concurrency"], setup["max_body"])
-    cache = None
-    if setup.get("cache"):
-        from pathlib import Path
-
-        from pytest_evals.llm.cache import ResponseCache, problems
-
-        spec = setup["cache"]
-        cache = ResponseCache(
-            Path(spec["root"]),
-            run_id=spec["run_id"],
-            refresh=spec["refresh"],
-            claim_ttl=spec["claim_ttl"],
-        )
+    cache = CacheApplier(setup["cache"]) if setup.get("cache") else None
     write_transport.write(HEADER.pack(0, 0, READY))
     running: dict[int, asyncio.Task[None]] = {}
     queued: list[bytes] = []
@@ -386,29 +314,16 @@ async def _serve() -> None:
             loop.call_soon(flush)
         queued.append(reply)
 
-    told = 0  # cache problems already sent to the parent
     pending_ops: set[asyncio.Task[None]] = set()
 
     async def cache_op(ident: int, payload: bytes) -> None:
-        nonlocal told
         try:
-            op, namespace, key, value = _loads(payload)
+            op, namespace, key, value = loads(payload)
             assert cache is not None, "no response cache was set up"
-            result: Any = None
-            if op == "claim":
-                status, found = await cache.lookup_or_claim(namespace, key)
-                result = [status, found if status == "hit" else None]
-            elif op == "store":
-                await cache.store(namespace, key, value)
-            elif op == "release":
-                cache.release(namespace, key)
-            else:
-                raise ValueError(f"unknown cache operation {op!r}")
+            result = await cache.apply(op, namespace, key, value)
             if not ident:
                 return  # a release: nobody waits for a reply
-            noted = problems()
-            reply = frame(REPLY, ident, [result, noted[told:]])
-            told = len(noted)
+            reply = frame(REPLY, ident, cache.reply(result))
         except Exception as exc:
             cause = f"response cache in the helper: {type(exc).__name__}: {exc}"
             reply = frame(FAILURE, ident, [cause, True, None, None])
@@ -417,8 +332,8 @@ async def _serve() -> None:
 
     async def one(ident: int, payload: bytes) -> None:
         try:
-            model, body = _loads(payload)
-            c = await http.post(_dumps(body), model)
+            model, body = loads(payload)
+            c = await http.post(dumps(body), model)
             reply = frame(
                 REPLY,
                 ident,
