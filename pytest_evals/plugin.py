@@ -124,9 +124,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[AGGREGATOR_KEY] = aggregator
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
         from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
+        from pytest_evals.output.terminal_report import TerminalReport
 
-        config.pluginmanager.register(GeneratedWriter(), "pytest_evals_generated_writer")
-        config.pluginmanager.register(SummaryWriter(), "pytest_evals_summary_writer")
+        # The output layer reads the run the aggregator reports: files, then the terminal.
+        for part in (GeneratedWriter(), SummaryWriter(), TerminalReport()):
+            config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
