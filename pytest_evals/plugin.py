@@ -125,8 +125,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
         from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
         from pytest_evals.output.terminal_report import TerminalReport
-
-        # The output layer reads the run the aggregator reports: files, then the terminal.
         for part in (GeneratedWriter(), SummaryWriter(), TerminalReport()):
             config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
