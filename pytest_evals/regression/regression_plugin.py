@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pytest_evals.controller.suite_verdict import SuiteSummary
     from pytest_evals.model.case_result import CaseResult
     from pytest_evals.regression.case_pairing import SuiteComparison
+    from pytest_evals.tasks.task_contract import Task
 
 BASELINE_KEY = pytest.StashKey["Baseline | BaselineError | None"]()
 MARKDOWN_KEY = pytest.StashKey[list[str]]()
@@ -107,7 +108,7 @@ def case_results(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
     ]
 
 
-def pytest_evals_suite_verdict(config: pytest.Config, suite: SuiteSummary, task: Any, results: Sequence[CaseResult]) -> None:
+def pytest_evals_suite_verdict(config: pytest.Config, suite: SuiteSummary, task: Task[Any], results: Sequence[CaseResult]) -> None:
     # What a later run pairs with, and this run against its baseline.
     suite.sections["case_results"] = case_results(results)
     apply_to_suite(config, suite, task, results)
