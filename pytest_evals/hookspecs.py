@@ -10,15 +10,30 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from pytest_evals.controller.aggregator import Aggregator
+    from pytest_evals.controller.run_report import RunReport
+    from pytest_evals.controller.suite_verdict import SuiteSummary
     from pytest_evals.model.case_result import CaseResult
     from pytest_evals.suites.suite_config import Suite
+    from pytest_evals.tasks.task_contract import Task
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_evals_make_target(config: pytest.Config, suite: Suite, spec: Any) -> Any:
     """Return an object with ``async run(case: dict)`` to act as the suite's target
     (the system under test of ``generate: true``), or None to use ``spec`` as written."""
+
+
+@pytest.hookspec
+def pytest_evals_suite_verdict(config: pytest.Config, suite: SuiteSummary, task: Task[Any], results: Sequence[CaseResult]) -> None:
+    """Called on the controller once per suite whose file loaded, after its own gates are
+    checked and before the run summary is built, with its light results in case order.
+
+    A feature that judges suites adds to the verdict here: a
+    :class:`~pytest_evals.controller.suite_verdict.Reason` in ``suite.reasons`` fails the
+    suite (``suite.add_problem`` for something wrong with it as a whole), and
+    ``suite.sections`` become keys of the suite's JSON entry. The regression plugin checks
+    ``max_drop``/``max_rise`` gates against the baseline run here and adds the
+    ``case_results`` a later run pairs with."""
 
 
 @pytest.hookspec
@@ -38,12 +53,29 @@ def pytest_evals_case_result(config: pytest.Config, nodeid: str, result: CaseRes
 
 
 @pytest.hookspec
-def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], aggregator: Aggregator) -> None:
+def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     """Called once on the controller, after the exit status is decided: write the run's
-    artifacts. Every writer implements this hook (the core's JSON summary, generated
-    outputs and JUnit properties; the result folder; HarpIA files; the red-team store). The core writes
+    artifacts from ``report`` (suites and verdicts, every case's light result, the full
+    results on demand; ``summary`` is ``report.summary``). Every writer implements this
+    hook (the core's JSON summary, generated outputs and JUnit properties; the result
+    folder; the Markdown summary; HarpIA files; the red-team store). The core writes
     generated outputs first (``tryfirst``: others point at them) and the JSON summary
     last (``trylast``), so the sections other writers add to ``summary`` are in it."""
+
+
+@pytest.hookspec
+def pytest_evals_terminal_suite(config: pytest.Config, terminalreporter: pytest.TerminalReporter, suite: SuiteSummary) -> None:
+    """Called on the controller by the terminal summary under each suite's table and
+    verdict lines: write the feature's lines about that suite (the regression plugin's
+    "vs baseline" block with its paired tests and flipped cases)."""
+
+
+@pytest.hookspec
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
+    """Called on the controller at the end of pytest_evals' terminal summary (after the
+    suites, also in a run without any): write the feature's run-level lines, such as the
+    files it wrote or its usage totals. A section with its own heading may instead
+    implement pytest's ``pytest_terminal_summary``."""
 
 
 @pytest.hookspec

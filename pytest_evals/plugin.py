@@ -128,9 +128,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[AGGREGATOR_KEY] = aggregator
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
         from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
-
-        config.pluginmanager.register(GeneratedWriter(), "pytest_evals_generated_writer")
-        config.pluginmanager.register(SummaryWriter(), "pytest_evals_summary_writer")
+        from pytest_evals.output.terminal_report import TerminalReport
+        for part in (GeneratedWriter(), SummaryWriter(), TerminalReport()):
+            config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):

@@ -8,25 +8,27 @@ node id. The controller learns which cases exist from collection (a plain run) o
 from the workers' collection (``pytest_xdist_node_collection_finished``), so a case
 whose result never arrives (its worker was killed, the run was interrupted) is counted
 as an infrastructure error rather than silently left out.
+
+It knows no output and no feature: plugins add to each suite's verdict through
+``pytest_evals_suite_verdict``, and read the finished run (a
+:class:`~pytest_evals.controller.run_report.RunReport`) in ``pytest_evals_write_outputs``
+and the terminal summary.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import pickle
-import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evals import __version__
 from pytest_evals.collection.suite_loader import open_suite, suite_cache
 from pytest_evals.collection.xdist_blocks import is_case_nodeid
+from pytest_evals.controller.result_spool import ResultSpool
+from pytest_evals.controller.run_report import RUN_REPORT_KEY, RunReport, group_by_suite
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
 from pytest_evals.model.errors import EvalsError
 
@@ -43,13 +45,6 @@ def get_aggregator(config: pytest.Config) -> Aggregator | None:
 
 def is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
-
-
-def _spool_record(data: dict[str, Any]) -> bytes:
-    try:
-        return pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # a target's odd output object: keep its text, as JSON files will
-        return pickle.dumps(json.loads(json.dumps(data, default=str)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def missing_result(nodeid: str, index: int) -> CaseResult:
@@ -88,19 +83,8 @@ class Aggregator:
         self._untolerated = 0
         self._failed = 0
         self._errors = 0
-        # A private scratch file, read back only by this process: pickle writes a
-        # result six times faster than JSON, which showed at 35,000 cases. Created on
-        # the first result, so runs without suites leave no file behind.
-        self.spool_path: Path | None = None
-        self._spool: IO[bytes] | None = None
-
-    def _spool_file(self) -> IO[bytes]:
-        if self._spool is None:
-            fd, spool = tempfile.mkstemp(prefix="pytest-evals-", suffix=".pickle")
-            os.close(fd)
-            self.spool_path = Path(spool)
-            self._spool = self.spool_path.open("ab")
-        return self._spool
+        #: Full results (details included), on disk: the reports keep the light part.
+        self.spool = ResultSpool()
 
     # -- what was collected ---------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -136,7 +120,7 @@ class Aggregator:
                 report.user_properties = []
 
     def _record(self, nodeid: str, full: CaseResult, data: dict[str, Any] | None = None) -> None:
-        self._spool_file().write(_spool_record(full.to_json() if data is None else data))
+        self.spool.append(full.to_json() if data is None else data)
         self.config.hook.pytest_evals_case_result(config=self.config, nodeid=nodeid, result=full)
         result = full.light()
         self.results[nodeid] = result
@@ -156,35 +140,14 @@ class Aggregator:
                 self.missing.setdefault(suite, []).append(nodeid)
                 self._record(nodeid, missing_result(nodeid, index))
 
-    def iter_full_results(self) -> Iterator[dict[str, Any]]:
-        """Every case result with its details, in arrival order (read back from the spool)."""
-        spool = self._spool_file()
-        spool.flush()
-        assert self.spool_path is not None
-        with self.spool_path.open("rb") as fh:
-            while True:
-                try:
-                    yield pickle.load(fh)
-                except EOFError:
-                    return
-
-    def results_by_suite(self) -> dict[str, list[CaseResult]]:
-        grouped: dict[str, list[CaseResult]] = defaultdict(list)
-        for result in self.results.values():
-            grouped[result.suite].append(result)
-        for results in grouped.values():
-            results.sort(key=lambda r: (r.index, r.case_id))
-        return dict(grouped)
-
     # -- summaries and verdicts -----------------------------------------------------------------
     def build_summaries(self) -> None:
         from pytest_evals.controller.suite_verdict import suite_error_summary, suite_summary
-        from pytest_evals.regression.regression_plugin import apply_to_suite, case_results
 
         self.suites = []
         # After _account_missing, the results hold one entry per collected case.
         accounted = self.expected is not None
-        for suite_id, results in sorted(self.results_by_suite().items()):
+        for suite_id, results in sorted(group_by_suite(self.results.values()).items()):
             path = self.config.rootpath / suite_id
             try:
                 suite, task = open_suite(self.config, path, suite_id)
@@ -192,9 +155,9 @@ class Aggregator:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
                 summary = suite_summary(suite, task, results, self.strict, accounted)
-                # What a later run pairs with, and this run against its baseline.
-                summary.case_results = case_results(results)
-                apply_to_suite(self.config, summary, task, results)
+                # Features add their reasons and sections (regression gates against a
+                # baseline, what a later run pairs with) once the suite's own gates are checked.
+                self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
             self.suites.append(summary)
 
     def warnings(self) -> list[str]:
@@ -244,9 +207,19 @@ class Aggregator:
         if self.exit_note:
             self.summary["exit_note"] = self.exit_note
         self.summary["duration_s"] = round(time.time() - self.started, 3)
+        report = RunReport(
+            config=self.config,
+            summary=self.summary,
+            suites=self.suites,
+            warnings=list(self.summary["warnings"]),
+            exit_note=self.exit_note,
+            results=self.results,
+            spool=self.spool,
+        )
+        self.config.stash[RUN_REPORT_KEY] = report
         # Every artifact is written here, once the exit status is known, by whoever
-        # implements the hook (pytest_evals.output.artifacts for the core's own files).
-        self.config.hook.pytest_evals_write_outputs(config=self.config, summary=self.summary, aggregator=self)
+        # implements the hook (the output layer for the core's own files).
+        self.config.hook.pytest_evals_write_outputs(config=self.config, summary=self.summary, report=report)
 
     def _decide_exit(self, session: pytest.Session) -> None:
         """Gates decide: a missed gate fails the run; case failures inside passing gates do not.
@@ -269,15 +242,5 @@ class Aggregator:
         )
         session.exitstatus = pytest.ExitCode.OK
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.suites:
-            return
-        from pytest_evals.output.terminal_report import render_terminal
-
-        render_terminal(terminalreporter, self)
-
     def close(self) -> None:
-        if self._spool is not None:
-            self._spool.close()
-        if self.spool_path is not None:
-            self.spool_path.unlink(missing_ok=True)
+        self.spool.close()

@@ -1,12 +1,15 @@
 """Suite summaries: case counts, aggregates, gates and each suite's verdict, typed.
 
-:class:`SuiteSummary` is what the controller keeps per suite (live metric tree and gate
-results); :meth:`SuiteSummary.to_json` is its entry in the JSON summary (schema in
-README.md). The terminal table, the files and the HTML report read the same object.
+:class:`SuiteSummary` is what the controller keeps per suite (live metric tree, gate
+results, the :class:`Reason` s it fails); :meth:`SuiteSummary.to_json` is its entry in
+the JSON summary (schema in README.md). The terminal table, the files and the HTML
+report read the same object. Plugins add their own reasons and JSON sections through
+the ``pytest_evals_suite_verdict`` hook.
 """
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,38 @@ MISSING_PREFIX = "no result received for "
 def is_missing(result: CaseResult) -> bool:
     """The stand-in result of a collected case that never reported."""
     return result.error_kind == MISSING_KIND and (result.message or "").startswith(MISSING_PREFIX)
+
+
+class ReasonKind(enum.Enum):
+    """Why a suite fails, by kind: what a reader of the verdict tells apart."""
+
+    #: A gate's metric misses its threshold (``thresholds`` of the suite file).
+    MISSED_GATE = "missed gate"
+    #: Something wrong with the suite as a whole (unreadable input, malformed
+    #: thresholds, an aggregation error, cases that never reported).
+    PROBLEM = "problem"
+    #: Failed or erroring cases the suite's gates do not cover.
+    FAILED_CASES = "failed cases"
+    #: A regression gate (``max_drop``/``max_rise``): worse than the baseline run.
+    REGRESSION = "regression"
+    #: Gates that could not be checked at all (e.g. regression gates without a readable baseline).
+    UNCHECKED_GATES = "unchecked gates"
+
+
+#: How each kind's line starts in the JSON summary's ``reasons`` (the schema's wording).
+_JSON_PREFIX = {ReasonKind.MISSED_GATE: "missed gate: ", ReasonKind.REGRESSION: "regression: "}
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason a suite fails: its kind and what it says (without the kind's words)."""
+
+    kind: ReasonKind
+    text: str
+
+    def __str__(self) -> str:
+        """The line of the JSON summary's ``reasons``, e.g. ``missed gate: recall = 0.5, required >= 0.9``."""
+        return _JSON_PREFIX.get(self.kind, "") + self.text
 
 
 @dataclass
@@ -86,20 +121,28 @@ class SuiteSummary:
     metrics: MetricTree
     tables: dict[str, Any]
     gates: list[GateResult]
-    #: Something wrong with the suite as a whole (fails it).
+    #: Something wrong with the suite as a whole (fails it; each is also a PROBLEM reason).
     problems: list[str]
-    passed: bool
-    reasons: list[str]
+    #: Why the suite fails, in order; none when it passes.
+    reasons: list[Reason]
     #: Things a reviewer should know that do not fail the suite (from the task's
     #: :meth:`~pytest_evals.tasks.task_contract.Task.suite_warnings`, e.g. unparseable replies).
     warnings: list[str] = field(default_factory=list)
     generated_path: str | None = None
-    #: Per case what a later run's ``--evals-baseline`` pairs with (case_id, status, scores, data).
-    case_results: list[dict[str, Any]] | None = None
-    #: The comparison with ``--evals-baseline`` (paired tests, flipped cases), as JSON.
-    baseline: dict[str, Any] | None = None
-    #: The same comparison as objects, for the terminal (not written).
-    regressions: Any = None
+    #: JSON sections plugins add to the suite's entry (after the core's keys), through
+    #: ``pytest_evals_suite_verdict``: the regression plugin's ``case_results`` (what a
+    #: later run pairs with) and ``baseline`` (the comparison). The schema names each.
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """The verdict: a suite passes when nothing gives a reason to fail it."""
+        return not self.reasons
+
+    def add_problem(self, text: str) -> None:
+        """Something wrong with the suite as a whole: a problem, and a reason it fails."""
+        self.problems.append(text)
+        self.reasons.append(Reason(ReasonKind.PROBLEM, text))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -116,14 +159,11 @@ class SuiteSummary:
             "problems": list(self.problems),
             "warnings": list(self.warnings),
             "passed": self.passed,
-            "reasons": list(self.reasons),
+            "reasons": [str(r) for r in self.reasons],
         }
         if self.generated_path is not None:
             out["generated_path"] = self.generated_path
-        if self.case_results is not None:
-            out["case_results"] = self.case_results
-        if self.baseline is not None:
-            out["baseline"] = self.baseline
+        out.update(self.sections)
         return out
 
 
@@ -138,20 +178,22 @@ def errors_tolerated(counts: CaseCounts, gate_metrics: list[str]) -> bool:
     return all(f"errors_{kind}" in tops for kind in counts.errors_by_kind)
 
 
-def verdict(counts: CaseCounts, gates: list[GateResult], problems: list[str], strict: bool) -> tuple[bool, list[str]]:
-    """A suite passes when its gates pass, nothing is wrong with it as a whole, and its
-    failed/erroring cases are covered: by its gates (errors by an errors gate), or, for a
-    suite without gates, by there being none (then it behaves like plain tests)."""
-    reasons = [f"missed gate: {g.describe()}" for g in gates if not g.passed]
-    reasons += problems
+def verdict(counts: CaseCounts, gates: list[GateResult], problems: list[str], strict: bool) -> list[Reason]:
+    """Why the suite fails (none: it passes). A suite passes when its gates pass, nothing
+    is wrong with it as a whole, and its failed/erroring cases are covered: by its gates
+    (errors by an errors gate), or, for a suite without gates, by there being none (then
+    it behaves like plain tests)."""
+    reasons = [Reason(ReasonKind.MISSED_GATE, g.describe()) for g in gates if not g.passed]
+    reasons += [Reason(ReasonKind.PROBLEM, p) for p in problems]
+    cases: list[str] = []
     if gates:
         if not errors_tolerated(counts, [g.metric for g in gates]):
-            reasons.append(f"{counts.errors} erroring case(s) and no gate on errors")
+            cases.append(f"{counts.errors} erroring case(s) and no gate on errors")
         if strict and counts.failed:
-            reasons.append(f"{counts.failed} failed case(s) (--evals-strict)")
+            cases.append(f"{counts.failed} failed case(s) (--evals-strict)")
     elif counts.failed or counts.errors:
-        reasons.append(f"{counts.failed} failed and {counts.errors} erroring case(s); the suite has no gates")
-    return not reasons, reasons
+        cases.append(f"{counts.failed} failed and {counts.errors} erroring case(s); the suite has no gates")
+    return reasons + [Reason(ReasonKind.FAILED_CASES, text) for text in cases]
 
 
 def missing_problem(missing: list[str], expected: int) -> str:
@@ -208,7 +250,6 @@ def suite_summary(
     problems.extend(r.message for r in results if r.case_id == SUITE_ERROR_ID and r.message)
     if missing:
         problems.append(missing_problem(missing, counts.total))
-    passed, reasons = verdict(counts, gates, problems, strict)
     return SuiteSummary(
         suite=suite.nodeid,
         name=suite.name,
@@ -221,8 +262,7 @@ def suite_summary(
         tables=tables,
         gates=gates,
         problems=problems,
-        passed=passed,
-        reasons=reasons,
+        reasons=verdict(counts, gates, problems, strict),
         warnings=warnings,
     )
 
@@ -240,6 +280,5 @@ def suite_error_summary(suite_id: str, message: str, results: list[CaseResult]) 
         tables={},
         gates=[],
         problems=[message],
-        passed=False,
-        reasons=[message],
+        reasons=[Reason(ReasonKind.PROBLEM, message)],
     )

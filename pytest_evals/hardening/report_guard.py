@@ -130,6 +130,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
             mine.append(str(note))
 
 
+# trylast: a section of its own, after pytest_evals' summary and the lines features add.
+@pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return

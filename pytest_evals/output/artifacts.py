@@ -17,7 +17,7 @@ from pytest_evals.hardening.redaction import scrub
 from pytest_evals.output import strict_json as strictjson
 
 if TYPE_CHECKING:
-    from pytest_evals.controller.aggregator import Aggregator
+    from pytest_evals.controller.run_report import RunReport
 
 _RUN_DIR = pytest.StashKey["Path | None"]()
 
@@ -100,22 +100,22 @@ def generated_dir(config: pytest.Config) -> Path:
     return folder if folder is not None else config.rootpath / ".pytest_evals" / "generated"
 
 
-def write_generated(agg: Aggregator) -> dict[str, str]:
+def write_generated(report: RunReport) -> dict[str, str]:
     """generated.jsonl per generate:true suite, in case order, re-scorable with generate: false."""
 
     per_suite: dict[str, list[tuple[int, Any]]] = {}
-    generate_suites = {s.suite: s.name for s in agg.suites if s.generate}
+    generate_suites = {s.suite: s.name for s in report.suites if s.generate}
     if not generate_suites:
         return {}
-    for data in agg.iter_full_results():
+    for data in report.iter_full_results():
         generated = (data.get("details") or {}).get("generated")
         if data.get("suite") in generate_suites and generated is not None:
             per_suite.setdefault(data["suite"], []).append((data.get("index", 0), generated))
     written: dict[str, str] = {}
-    base = generated_dir(agg.config)
-    in_run_dir = run_dir(agg.config) is not None
+    base = generated_dir(report.config)
+    in_run_dir = run_dir(report.config) is not None
     # Safe, unique names: a suite named "../x" or two suites with one name never collide.
-    folders = suite_folders({"suite": s.suite, "name": s.name} for s in agg.suites)
+    folders = suite_folders({"suite": s.suite, "name": s.name} for s in report.suites)
     for suite_id, rows in per_suite.items():
         name = folders[suite_id]
         path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
@@ -129,36 +129,33 @@ class GeneratedWriter:
     """generated.jsonl files: first, since the other writers point at them."""
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
-        write_generated_paths(aggregator)
+    def pytest_evals_write_outputs(self, report: RunReport) -> None:
+        write_generated_paths(report)
 
 
 class SummaryWriter:
     """The JSON summary and JUnit properties: last, with every section others added."""
 
     @pytest.hookimpl(trylast=True)
-    def pytest_evals_write_outputs(self, aggregator: Aggregator) -> None:
-        write_summary(aggregator)
+    def pytest_evals_write_outputs(self, report: RunReport) -> None:
+        write_summary(report)
 
 
-def write_generated_paths(agg: Aggregator) -> None:
-    assert agg.summary is not None
-    generated = write_generated(agg)
-    for s in agg.suites:
+def write_generated_paths(report: RunReport) -> None:
+    generated = write_generated(report)
+    for s in report.suites:
         if s.suite in generated:
             s.generated_path = generated[s.suite]
-    for entry in agg.summary["suites"]:
+    for entry in report.summary["suites"]:
         if entry["suite"] in generated:
             entry["generated_path"] = generated[entry["suite"]]
 
 
-def write_summary(agg: Aggregator) -> None:
-
-    assert agg.summary is not None
-    path = agg.config.getoption("evals_json", None)
+def write_summary(report: RunReport) -> None:
+    path = report.config.getoption("evals_json", None)
     if path:
-        atomic_write(Path(path), strictjson.dumps(agg.summary, indent=2) + "\n")
-    junit_properties(agg)
+        atomic_write(Path(path), strictjson.dumps(report.summary, indent=2) + "\n")
+    junit_properties(report)
 
 
 def _junit_xml(config: pytest.Config) -> Any:
@@ -173,13 +170,13 @@ def _junit_xml(config: pytest.Config) -> Any:
     return None
 
 
-def junit_properties(agg: Aggregator) -> None:
+def junit_properties(report: RunReport) -> None:
     from pytest_evals.model.metric_value import walk
 
-    xml = _junit_xml(agg.config)
+    xml = _junit_xml(report.config)
     if xml is None:
         return
-    for s in agg.suites:
+    for s in report.suites:
         prefix = f"evals.{s.name}"
         xml.add_global_property(f"{prefix}.passed", str(s.passed).lower())
         for metric_path, metric in walk(s.metrics):

@@ -1,16 +1,37 @@
-"""The terminal summary: one table per suite, its problems, warnings and missed gates."""
+"""The terminal summary: one table per suite, its problems, warnings and missed gates.
+
+:class:`TerminalReport` is pytest_evals' one terminal reporter (registered on the
+controller by plugin.py). It reads the finished run
+(:class:`~pytest_evals.controller.run_report.RunReport`) and knows no feature: features
+write their lines through ``pytest_evals_terminal_suite`` (under a suite) and
+``pytest_evals_terminal_summary`` (after the suites).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import pytest
+
+from pytest_evals.controller.run_report import get_run_report
+from pytest_evals.controller.suite_verdict import ReasonKind
 from pytest_evals.model import value_format as fmt
 from pytest_evals.model.metric_value import Metric, walk
 
 if TYPE_CHECKING:
-    from pytest_evals.controller.aggregator import Aggregator
+    from pytest_evals.controller.run_report import RunReport
     from pytest_evals.controller.suite_verdict import SuiteSummary
     from pytest_evals.model.gate import GateResult
+
+#: The label a reason has in the terminal; a kind without one is shown by the feature
+#: that gave it (regression reasons, with their paired tests, through
+#: ``pytest_evals_terminal_suite``).
+REASON_LABELS = {
+    ReasonKind.MISSED_GATE: "MISSED GATE",
+    ReasonKind.PROBLEM: "PROBLEM",
+    ReasonKind.FAILED_CASES: "FAILED",
+    ReasonKind.UNCHECKED_GATES: "FAILED",
+}
 
 
 def fmt_metric(metric: Metric) -> tuple[str, str]:
@@ -44,55 +65,64 @@ def suite_rows(s: SuiteSummary, verbose: bool) -> tuple[list[tuple[str, str, str
     return rows, hidden
 
 
-def render_terminal(tr: Any, agg: Aggregator) -> None:
-    from pytest_evals.regression.regression_plugin import terminal_lines as regression_lines
+class TerminalReport:
+    """The run's terminal summary: the suites, then the features' lines."""
 
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+        report = get_run_report(config)
+        if report is not None and report.suites:
+            render_terminal(terminalreporter, report)
+        config.hook.pytest_evals_terminal_summary(config=config, terminalreporter=terminalreporter)
+
+
+def render_terminal(tr: pytest.TerminalReporter, report: RunReport) -> None:
+    config = report.config
     tr.write_sep("=", "pytest_evals summary")
-    header = (agg.summary or {}).get("llm", {}).get("judge_line")
+    header = report.summary.get("llm", {}).get("judge_line")
     if header:
         tr.write_line(header)
-    verbose = agg.config.get_verbosity() > 0
-    for s in agg.suites:
-        c = s.cases
-        verdict = "PASSED" if s.passed else "FAILED"
-        tr.write_line("")
-        tr.write_line(
-            f"{s.name} [{s.task}] {s.suite}: {c.total} cases, {c.passed} passed, "
-            f"{c.failed} failed, {c.errors} errors, {c.skipped} skipped -> {verdict}",
-            bold=True,
-            green=s.passed,
-            red=not s.passed,
-        )
-        note = (s.tables or {}).get("judge_note")
-        if note:
-            tr.write_line(f"  {note}")
-        if c.expected is not None and c.received != c.expected:
-            tr.write_line(f"  cases collected: {c.expected}, results received: {c.received}", red=True)
-        rows, hidden = suite_rows(s, verbose)
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        for row in rows:
-            tr.write_line("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if hidden:
-            tr.write_line(f"  ({hidden} nested metrics not shown: run with -v or read the JSON summary)")
-        for warning in s.warnings:
-            tr.write_line(f"  WARNING {s.name}: {warning}", yellow=True)
-        for reason in s.reasons:
-            if reason.startswith("regression: "):
-                continue  # shown with its paired test by the regression lines below
-            if reason.startswith("missed gate: "):
-                label, reason = "MISSED GATE", reason.removeprefix("missed gate: ")
-            else:
-                label = "PROBLEM" if reason in s.problems else "FAILED"
-            tr.write_line(f"  {label} {s.name}: {reason}", red=True)
-        for text, style in regression_lines(s):
-            tr.write_line(text, **style)
+    verbose = config.get_verbosity() > 0
+    for s in report.suites:
+        render_suite(tr, s, verbose)
+        config.hook.pytest_evals_terminal_suite(config=config, terminalreporter=tr, suite=s)
         if s.generated_path:
             tr.write_line(f"  generated outputs: {s.generated_path}")
-    for warning in agg.warnings():
+    for warning in report.warnings:
         tr.write_line(f"WARNING: {warning}", yellow=True)
-    if agg.exit_note:
+    if report.exit_note:
         tr.write_line("")
-        tr.write_line(agg.exit_note, yellow=True)
-    json_path = agg.config.getoption("evals_json", None)
+        tr.write_line(report.exit_note, yellow=True)
+    json_path = config.getoption("evals_json", None)
     if json_path:
         tr.write_line(f"JSON summary: {json_path}")
+
+
+def render_suite(tr: pytest.TerminalReporter, s: SuiteSummary, verbose: bool) -> None:
+    """A suite's verdict line, its table, warnings and the reasons it fails."""
+    c = s.cases
+    verdict = "PASSED" if s.passed else "FAILED"
+    tr.write_line("")
+    tr.write_line(
+        f"{s.name} [{s.task}] {s.suite}: {c.total} cases, {c.passed} passed, "
+        f"{c.failed} failed, {c.errors} errors, {c.skipped} skipped -> {verdict}",
+        bold=True,
+        green=s.passed,
+        red=not s.passed,
+    )
+    note = (s.tables or {}).get("judge_note")
+    if note:
+        tr.write_line(f"  {note}")
+    if c.expected is not None and c.received != c.expected:
+        tr.write_line(f"  cases collected: {c.expected}, results received: {c.received}", red=True)
+    rows, hidden = suite_rows(s, verbose)
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for row in rows:
+        tr.write_line("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    if hidden:
+        tr.write_line(f"  ({hidden} nested metrics not shown: run with -v or read the JSON summary)")
+    for warning in s.warnings:
+        tr.write_line(f"  WARNING {s.name}: {warning}", yellow=True)
+    for reason in s.reasons:
+        label = REASON_LABELS.get(reason.kind)
+        if label is not None:
+            tr.write_line(f"  {label} {s.name}: {reason.text}", red=True)

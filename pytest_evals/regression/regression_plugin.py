@@ -1,5 +1,6 @@
-"""Wiring of regression gates: options, the baseline on a StashKey, per-suite checks,
-terminal lines and the Markdown summary."""
+"""Wiring of regression gates: options, the baseline on a StashKey, per-suite checks
+(``pytest_evals_suite_verdict``), terminal lines (``pytest_evals_terminal_suite``,
+``pytest_evals_terminal_summary``) and the Markdown summary."""
 
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.suite_verdict import Reason, ReasonKind
 from pytest_evals.model.errors import SuiteConfigError
 from pytest_evals.regression.baseline_run import Baseline, BaselineError, load_baseline
 from pytest_evals.regression.drop_gates import DEFAULT_ALPHA, parse_regression_gates
 
 if TYPE_CHECKING:
     from pytest_evals.controller.suite_verdict import SuiteSummary
+    from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.regression.case_pairing import SuiteComparison
+    from pytest_evals.tasks.task_contract import Task
 
 BASELINE_KEY = pytest.StashKey["Baseline | BaselineError | None"]()
 MARKDOWN_KEY = pytest.StashKey[list[str]]()
+#: Each suite's comparison with the baseline as objects, by suite id, for the terminal
+#: (the JSON summary holds the same as its ``baseline`` section).
+COMPARISONS_KEY = pytest.StashKey[dict[str, "SuiteComparison"]]()
 #: Flipped cases the terminal lists per suite and direction (all are in JSON/HTML).
 TERMINAL_FLIPS = 10
 
@@ -91,7 +99,7 @@ def required(config: pytest.Config) -> bool:
     return bool(opt) if opt is not None else bool(config.getini("evals_baseline_required"))
 
 
-def case_results(results: Sequence[Any]) -> list[dict[str, Any]]:
+def case_results(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
     """What a later run needs to pair with this one (the summary's ``case_results``)."""
     return [
         {"case_id": r.case_id, "status": r.status, "scores": r.scores, "data": r.data, "message": r.message}
@@ -100,15 +108,19 @@ def case_results(results: Sequence[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, results: Sequence[Any]) -> None:
-    """Check a suite's regression gates; sets ``summary.baseline`` and may fail the suite."""
+def pytest_evals_suite_verdict(config: pytest.Config, suite: SuiteSummary, task: Task[Any], results: Sequence[CaseResult]) -> None:
+    # What a later run pairs with, and this run against its baseline.
+    suite.sections["case_results"] = case_results(results)
+    apply_to_suite(config, suite, task, results)
+
+
+def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, results: Sequence[CaseResult]) -> None:
+    """Check a suite's regression gates; sets its ``baseline`` section and may fail the suite."""
     thresholds = (summary.config or {}).get("thresholds") or {}
     try:
         gates = parse_regression_gates(thresholds)
     except SuiteConfigError as exc:
-        summary.problems.append(str(exc))
-        summary.reasons.append(str(exc))
-        summary.passed = False
+        summary.add_problem(str(exc))
         return
     baseline = get_baseline(config)
     path = baseline_path(config)
@@ -118,7 +130,7 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
 
     alpha = _alpha(config)
     if isinstance(baseline, BaselineError):
-        summary.baseline = {
+        summary.sections["baseline"] = {
             "path": path,
             "error": str(baseline),
             "gates": [
@@ -128,8 +140,7 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
             ],
         }
         if gates:
-            summary.passed = False
-            summary.reasons.append(f"regression gates: baseline unreadable: {baseline}")
+            summary.reasons.append(Reason(ReasonKind.UNCHECKED_GATES, f"regression gates: baseline unreadable: {baseline}"))
         return
     suite_cases = baseline.suite(summary.suite, summary.name) if baseline is not None else None
     missing = None
@@ -145,18 +156,19 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
             checked.reason = missing + (" (--evals-baseline-required)" if checked.status == "failed" else "")
     block = comparison.to_json()
     block["path"] = str(baseline.path) if isinstance(baseline, Baseline) else path
-    summary.baseline = block
-    summary.regressions = comparison
-    failed = [r for r in comparison.gates if not r.passed]
-    if failed:
-        summary.passed = False
-        summary.reasons.extend(f"regression: {r.describe()}" for r in failed)
+    summary.sections["baseline"] = block
+    config.stash.setdefault(COMPARISONS_KEY, {})[summary.suite] = comparison
+    summary.reasons.extend(Reason(ReasonKind.REGRESSION, r.describe()) for r in comparison.gates if not r.passed)
 
 
-def terminal_lines(summary: SuiteSummary) -> list[tuple[str, dict[str, bool]]]:
+def pytest_evals_terminal_suite(config: pytest.Config, terminalreporter: pytest.TerminalReporter, suite: SuiteSummary) -> None:
+    comparison = config.stash.get(COMPARISONS_KEY, {}).get(suite.suite)
+    for text, style in terminal_lines(suite.sections.get("baseline"), comparison):
+        terminalreporter.write_line(text, **style)
+
+
+def terminal_lines(block: dict[str, Any] | None, comparison: SuiteComparison | None) -> list[tuple[str, dict[str, bool]]]:
     """Lines the terminal shows under a suite's table: regression gates and flips."""
-    comparison = summary.regressions
-    block = summary.baseline
     if block is None:
         return []
     if comparison is None:
@@ -222,6 +234,6 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
     config.stash[MARKDOWN_KEY] = write_markdown(config, summary)
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     for path in config.stash.get(MARKDOWN_KEY, []):
         terminalreporter.write_line(f"Markdown summary: {path}")

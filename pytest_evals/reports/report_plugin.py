@@ -91,7 +91,8 @@ def pytest_evals_write_outputs(config: pytest.Config) -> None:
         state.written = write_run_files(config, folder, state.plots())
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     state = config.stash.get(REPORT_STATE_KEY, None)
     if state is None or not state.written:
         return

@@ -56,10 +56,10 @@ class ReportState:
         return run_dir(self.config) if wanted else None
 
     def run_summary(self) -> dict[str, Any] | None:
-        from pytest_evals.controller.aggregator import get_aggregator
+        from pytest_evals.controller.run_report import get_run_report
 
-        agg = get_aggregator(self.config)
-        return agg.summary if agg is not None else None
+        report = get_run_report(self.config)
+        return report.summary if report is not None else None
 
     def suite_info(self, suite_id: str) -> SuiteInfo:
         info = self._suites.get(suite_id)
@@ -83,12 +83,12 @@ class ReportState:
     def plots(self) -> dict[str, list[Plot]]:
         """Plots per suite id, drawn once (for the HTML report and the result folder)."""
         if self._plots is None:
-            from pytest_evals.controller.aggregator import get_aggregator
+            from pytest_evals.controller.run_report import get_run_report
             from pytest_evals.reports.plots import suite_plots
 
-            agg = get_aggregator(self.config)
-            by_suite = agg.results_by_suite() if agg is not None else {}
-            summary = (agg.summary if agg is not None else None) or {}
+            report = get_run_report(self.config)
+            by_suite = report.results_by_suite() if report is not None else {}
+            summary = report.summary if report is not None else {}
             self._plots = {}
             for s in summary.get("suites") or []:
                 suite_id = str(s.get("suite"))

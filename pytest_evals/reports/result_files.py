@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -38,6 +38,9 @@ from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output import strict_json as strictjson
 from pytest_evals.output.artifacts import atomic_write, folder_name, suite_folders  # noqa: F401  (re-exported)
 from pytest_evals.reports.plots import Plot
+
+if TYPE_CHECKING:
+    from pytest_evals.controller.run_report import RunReport
 
 
 def _cell(value: Any) -> Any:
@@ -131,17 +134,17 @@ def _task_source(task: Any) -> dict[str, Any]:
     return {"task_class": f"{cls.__module__}:{cls.__qualname__}", "task_file": source}
 
 
-def write_results_jsonl(session: Any, path: Path, order: Mapping[str, int]) -> int:
+def write_results_jsonl(report: RunReport, path: Path, order: Mapping[str, int]) -> int:
     """Every full result, sorted by suite then case position, without holding them all.
 
-    The session spools results in arrival order (which differs between plain and xdist
+    The controller spools results in arrival order (which differs between plain and xdist
     runs); an unsorted copy with line offsets is written first, then copied in order.
     """
     unsorted = path.with_name(f".{path.name}.{os.getpid()}.unsorted")
     keys: list[tuple[int, int, str, int, int]] = []
     offset = 0
     with unsorted.open("wb") as fh:
-        for data in session.iter_full_results():
+        for data in report.iter_full_results():
             line = (strictjson.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
             fh.write(line)
             suite = str(data.get("suite", ""))
@@ -164,13 +167,13 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
     import yaml
 
     from pytest_evals import __version__
-    from pytest_evals.controller.aggregator import get_aggregator
+    from pytest_evals.controller.run_report import get_run_report
 
-    session = get_aggregator(config)
-    assert session is not None, "run files are written on the controller"
-    summary = session.summary or {}
+    report = get_run_report(config)
+    assert report is not None, "run files are written on the controller, once the run is reported"
+    summary = report.summary
     suites = list(summary.get("suites") or [])
-    by_suite = session.results_by_suite()
+    by_suite = report.results_by_suite()
     manifest: dict[str, Any] = {
         "pytest_evals_version": __version__,
         "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -237,7 +240,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
             }
         )
     order = {str(s.get("suite")): i for i, s in enumerate(suites)}
-    manifest["cases"] = write_results_jsonl(session, folder / "results.jsonl", order)
+    manifest["cases"] = write_results_jsonl(report, folder / "results.jsonl", order)
     atomic_write(folder / "summary.json", strictjson.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     atomic_write(folder / "manifest.json", strictjson.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return {"folder": str(folder), **manifest}

@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from pytest_evals import hookspecs
-from pytest_evals.controller.aggregator import Aggregator
+from pytest_evals.controller.run_report import RunReport
+from pytest_evals.controller.suite_verdict import SuiteSummary
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.suites.suite_config import Suite
+from pytest_evals.tasks.task_contract import Task
 
 #: Hooks whose first non-None answer is the answer (the others notify every plugin).
 FIRSTRESULT = {"pytest_evals_make_target"}
@@ -56,8 +58,8 @@ def test_each_hookspec_is_fully_typed_with_resolvable_types(name: str) -> None:
     assert signature.return_annotation is not inspect.Signature.empty, f"{name}: no return annotation"
     # The names imported only for type checkers must resolve to real types.
     namespace: dict[str, Any] = {
-        **vars(hookspecs), "Aggregator": Aggregator, "CaseResult": CaseResult, "Suite": Suite,
-        "Sequence": Sequence, "Path": Path,
+        **vars(hookspecs), "RunReport": RunReport, "CaseResult": CaseResult, "Suite": Suite,
+        "SuiteSummary": SuiteSummary, "Task": Task, "Sequence": Sequence, "Path": Path,
     }
     hints = typing.get_type_hints(func, globalns=namespace)
     assert set(hints) == {*signature.parameters, "return"}

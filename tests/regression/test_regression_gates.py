@@ -77,6 +77,41 @@ def test_significant_drop_beyond_margin_fails_and_names_flips(pytester: pytest.P
     assert "newly failing (20): c-000, c-002" in out and "and 10 more" in out
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_regression_is_a_typed_reason_shown_with_its_paired_test(pytester: pytest.Pytester, workers: list[str]) -> None:
+    base = _baseline(pytester, 200)
+    _suite(pytester.path, _rows(200, set(range(0, 40, 2))), GATES)
+    result, suite = _summary(pytester, "--evals-baseline", base, "--evals-markdown", "summary.md", *workers)
+    assert result.ret == 1
+    # The JSON keeps its wording; the terminal shows each regression once, in the
+    # regression plugin's block (through pytest_evals_terminal_suite), not as a bare reason.
+    assert [r.split(",")[0] for r in suite["reasons"]] == [
+        "regression: accuracy max drop 0.02 (alpha 0.05): 1.0000 -> 0.9000",
+        "regression: recall max drop 0.02 (alpha 0.05): 1.0000 -> 0.8000",
+    ]
+    out = result.stdout.str()
+    assert out.count("REGRESSION accuracy max drop 0.02") == 1
+    assert "FAILED jb: regression" not in out
+    result.stdout.fnmatch_lines([
+        "jb [[]jailbreak_guardrails[]] jb.eval.yaml: 200 cases*-> FAILED",
+        "  vs baseline: 200 paired cases",
+        "  REGRESSION accuracy max drop 0.02*",
+        "  REGRESSION recall max drop 0.02*",
+        "  newly failing (20): *",
+        "JSON summary: cur.json",
+        "Markdown summary: summary.md",
+    ])
+
+
+def test_an_unreadable_baseline_is_a_reason_of_its_own(pytester: pytest.Pytester) -> None:
+    _suite(pytester.path, _rows(20), GATES)
+    (pytester.path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+    result, suite = _summary(pytester, "--evals-baseline", "bad.jsonl")
+    assert result.ret == 1
+    assert [r.split(":")[:2] for r in suite["reasons"]] == [["regression gates", " baseline unreadable"]]
+    result.stdout.fnmatch_lines(["  FAILED jb: regression gates: baseline unreadable: *", "  vs baseline: *not JSON*"])
+
+
 def test_same_drop_on_too_few_cases_passes_with_p_value(pytester: pytest.Pytester) -> None:
     base = _baseline(pytester, 10)
     _suite(pytester.path, _rows(10, {0}), GATES)

@@ -23,6 +23,7 @@ from pytest_evals.families.harpia.option_aliases import (
 )
 
 if TYPE_CHECKING:
+    from pytest_evals.controller.run_report import RunReport
     from pytest_evals.families.harpia.writers import LiveLog
 
 _WRITTEN = pytest.StashKey[list[tuple[str, Path]]]()
@@ -93,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # tryfirst: the result folder's copy of the summary names these files too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
+def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     output = config.getoption(OUTPUT.dest, None)
     log = config.getoption(LOG.dest, None)
     live = config.stash.get(_LIVE, None)
@@ -115,20 +116,17 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
     config.stash[_NOTES] = notes
     if not output and not log:
         return
-    from pytest_evals.controller.aggregator import get_aggregator
-
     written: list[tuple[str, Path]] = []
     if output:
         written += [("output", p) for p in write_output(_resolve(config, output), suites)]
     if log:
-        agg = get_aggregator(config)
-        results = agg.results_by_suite() if agg is not None else {}
-        written += [("log", p) for p in write_log(_resolve(config, log), suites, results)]
+        written += [("log", p) for p in write_log(_resolve(config, log), suites, report.results_by_suite())]
     config.stash[_WRITTEN] = written
     summary["harpia"] = {kind: [str(p) for k, p in written if k == kind] for kind in ("output", "log")}
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     for kind, path in config.stash.get(_WRITTEN, []):
         terminalreporter.write_line(f"HarpIA {kind}: {path}")
     for line in config.stash.get(_NOTES, []):

@@ -16,7 +16,7 @@ import pytest
 from pytest_evals.families.redteam.writer import TASK, StoreRecord, StoreWritten
 
 if TYPE_CHECKING:
-    from pytest_evals.controller.aggregator import Aggregator
+    from pytest_evals.controller.run_report import RunReport
 
 #: Baseline records this process computed, plus (on the controller) the workers' records.
 _BASELINES = pytest.StashKey[list[StoreRecord]]()
@@ -45,21 +45,22 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 # tryfirst: the run folder's copy of the summary names the store too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], aggregator: Aggregator) -> None:
+def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     baselines = config.stash.get(_BASELINES, [])
     # Reading every case's details back costs a pass over the spool: only for red-team runs.
-    if not baselines and not any(r.task == TASK for r in aggregator.results.values()):
+    if not baselines and not any(r.task == TASK for r in report.results.values()):
         return
     from pytest_evals.families.redteam.writer import case_records, write_store
 
-    written = write_store([*baselines, *case_records(aggregator.iter_full_results())])
+    written = write_store([*baselines, *case_records(report.iter_full_results())])
     if not written.run_paths and not written.errors:
         return
     config.stash[_WRITTEN] = written
     summary["redteam"] = {"run_paths": written.run_paths, "errors": written.errors}
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     written = config.stash.get(_WRITTEN, None)
     if written is None:
         return
