@@ -16,16 +16,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals import hookspecs
-from pytest_evals.collection.xdist_blocks import BLOCKS_FLAG, case_file_patterns, set_extra_patterns
+from pytest_evals.collection.xdist_blocks import (
+    BlockScheduling,
+    case_file_patterns,
+    set_extra_patterns,
+)
 from pytest_evals.registry.family_registry import is_suite_path
 
 if TYPE_CHECKING:
     from pytest_evals.controller.aggregator import Aggregator
 
 _PREVIOUS_PATTERNS = pytest.StashKey[tuple[str, ...]]()
-#: Set once a test function is parametrized by ``pytest_evals.cases`` (see api.py).
+#: Set once a test function is parametrized by ``pytest_evals.cases`` (collection/cases_marker.py).
 _CASES_MARKER_USED = pytest.StashKey[bool]()
-#: api.MARKER, named here so that runs which never use it do not import api.
+#: cases_marker.MARKER, named here so that runs which never use it do not import it.
 CASES_MARKER = "evals_cases"
 
 # Each area registers its own options and hooks.
@@ -134,7 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
     if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
-        config.pluginmanager.register(_XdistPartition(), "pytest_evals_partition")
+        config.pluginmanager.register(BlockScheduling(), "pytest_evals_partition")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -151,28 +155,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if previous is not None:
         # In-process runs (pytester) must not leak their patterns into the outer session.
         set_extra_patterns(previous)
-
-
-class _XdistPartition:
-    """Controller side of the block scheduling (see partition.py)."""
-
-    @staticmethod
-    def _blocks(config: pytest.Config) -> bool:
-        return config.getoption("dist", "no") == "load"
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
-        # Workers cannot see --dist; tell them their cases come in whole blocks.
-        if self._blocks(node.config):
-            node.workerinput[BLOCKS_FLAG] = True
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if not self._blocks(config):
-            return None
-        from pytest_evals.collection.xdist_blocks import make_scheduler_class
-
-        return make_scheduler_class()(config, log)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

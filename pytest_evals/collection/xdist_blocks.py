@@ -20,6 +20,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from pytest_evals.registry.family_registry import is_suite_path
 
 _WORKER_NUM = re.compile(r"(\d+)$")
@@ -112,3 +114,23 @@ def make_scheduler_class() -> type[Any]:
             return None
 
     return EvalsScheduling
+
+
+class BlockScheduling:
+    """Controller side of the block scheduling (registered by the plugin when xdist is on)."""
+
+    @staticmethod
+    def _blocks(config: pytest.Config) -> bool:
+        return config.getoption("dist", "no") == "load"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # Workers cannot see --dist; tell them their cases come in whole blocks.
+        if self._blocks(node.config):
+            node.workerinput[BLOCKS_FLAG] = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if not self._blocks(config):
+            return None
+        return make_scheduler_class()(config, log)

@@ -173,9 +173,8 @@ def usage_line(stats: LLMStats) -> str:
     return line
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
-        return
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: Any) -> None:
     totals = process_totals(config)
     if totals.active:
         for line in usage_line(totals).splitlines():

@@ -154,9 +154,8 @@ def summary_lines(stats: BatchStats) -> list[str]:
     return lines
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
-        return
+@pytest.hookimpl(optionalhook=True)
+def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: Any) -> None:
     for line in summary_lines(batch_totals(config)):
         terminalreporter.write_line(line)
 
