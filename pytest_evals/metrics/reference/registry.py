@@ -27,7 +27,7 @@ METRICS: dict[str, str] = {
     "exact_match": f"{_PKG}.exact:ExactMatch",
     "edit_distance": f"{_PKG}.edit:EditDistance",
     "semantic_similarity": f"{_PKG}.semantic:SemanticSimilarity",
-    "llm_judge": f"{_PKG}.judge:LlmJudge",
+    "llm_judge": f"{_PKG}.judged_metric:LlmJudge",
 }
 
 
