@@ -26,7 +26,7 @@ ROOT = Path(__file__).parents[2]
 
 SCRIPT = r"""
 import json, threading
-from pytest_evals import models
+from pytest_evals.llm import local_weights as models
 from pytest_evals.llm.offline_judge import Embedder
 from pytest_evals.metrics.reference import build_metric
 
