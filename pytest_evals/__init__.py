@@ -11,8 +11,9 @@ their own packages (``classification``, ``rag``, ``halueval``, ``harpia``,
 ``redteam``), as do the LLM layer (``llm``), metrics (``metrics``), regression gates
 (``regression``), reports (``reports``) and test helpers (``testing``).
 
-The public API is what ``__all__`` lists. Names are resolved lazily so that importing
-the package (which pytest does for every run, through the plugin) stays cheap.
+The public API is what ``__all__`` lists, plus the names task families export
+(``EXPORTS`` in a family module). Names are resolved lazily so that importing the
+package (which pytest does for every run, through the plugin) stays cheap.
 """
 
 from __future__ import annotations
@@ -38,15 +39,6 @@ _EXPORTS: dict[str, str] = {
     "InfrastructureError": "pytest_evals.model.errors",
     "JudgeError": "pytest_evals.model.errors",
     "TargetError": "pytest_evals.model.errors",
-    # red-team run visualization helpers (seed 004's interface)
-    "hash_system_prompt": "pytest_evals.families.redteam",
-    "convert_attack_to_dict": "pytest_evals.families.redteam",
-    "save_system_prompt_stats": "pytest_evals.families.redteam",
-    "save_cluster_info": "pytest_evals.families.redteam",
-    "save_population_state": "pytest_evals.families.redteam",
-    "adversariality": "pytest_evals.families.redteam",
-    "load_run_dir": "pytest_evals.families.redteam",
-    "load_data_dir": "pytest_evals.families.redteam",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -54,12 +46,21 @@ __all__ = ["__version__", *_EXPORTS]
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name.startswith("__"):
+        # Probes for dunders (copy, pickle, inspect) must not load the families.
         raise AttributeError(f"module 'pytest_evals' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    else:
+        # A name a task family exports (EXPORTS in its family module).
+        from pytest_evals.registry.family_registry import family_export
+
+        value = family_export(name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    from pytest_evals.registry.family_registry import registry
+
+    return sorted({*__all__, *registry().exports})

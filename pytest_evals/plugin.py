@@ -97,7 +97,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="GLOB",
         help="also collect files matching GLOB as suites (repeatable), e.g. '*.yaml' "
-        "for GOV.UK Chat's config/defaults/<task>.yaml",
+        "for a repository's config/defaults/<task>.yaml",
     )
     parser.addini("evals_suite_patterns", "extra file globs collected as suites (see --evals-suite-pattern)", type="args", default=[])
     parser.addini("evals_report_dir", "default for --evals-report-dir", default="")

@@ -7,9 +7,9 @@ accuracies, their difference B - A with a 95% interval for paired proportions
 (Newcombe's method 10: the Wilson intervals of both accuracies combined with the
 correlation of the pairs, with Newcombe's published continuity correction of phi), and
 the exact McNemar test on the discordant pairs (scipy's binomial test): ``b`` items only
-A got right, ``c`` items only B got right. With ``--group-by FIELD`` (default
-``task_type``, which HaluEval results carry) the same figures are given per value of
-that field of each result's ``data``.
+A got right, ``c`` items only B got right. With ``--group-by FIELD`` the same figures
+are given per value of that field of each result's ``data``; without it, per value of
+the field the results' task family declares (``GROUP_FIELDS``), if it declares one.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evals.output import strict_json as strictjson
-from pytest_evals.output.run_reader import OutcomeFileError, Pair, load_outcomes, pair
+from pytest_evals.output.run_reader import OutcomeFileError, Pair, load_outcomes, pair, read_records
 from pytest_evals.stats import intervals as stats
 
 
@@ -139,8 +139,27 @@ def compare_groups(pairs: Sequence[Pair]) -> list[tuple[str, PairedComparison]]:
     return [(label, compare_counts(*cells[label])) for label in ordered if label in cells]
 
 
+def declared_group_by(path: Path) -> str | None:
+    """The ``data`` field the family of the run's task groups cases by (from its first
+    result), or None: no family declares one, or the run is unreadable (reported later)."""
+    try:
+        # The generator (and the file it holds open) is closed when dropped here.
+        first = next(read_records(path), None)
+    except OutcomeFileError:
+        return None
+    task = first.get("task") if first else None
+    if not isinstance(task, str):
+        return None
+    from pytest_evals.registry.family_registry import group_field
+
+    return group_field(task)
+
+
 def run(args: argparse.Namespace) -> int:
-    group_by = None if args.group_by in ("", "none") else args.group_by
+    if args.group_by is None:
+        group_by = declared_group_by(Path(args.a))
+    else:
+        group_by = None if args.group_by in ("", "none") else args.group_by
     try:
         a = load_outcomes(Path(args.a), args.suite_a or args.suite, group_by)
         b = load_outcomes(Path(args.b), args.suite_b or args.suite, group_by)
@@ -183,8 +202,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--suite-a", help="suite of run A (overrides --suite)")
     parser.add_argument("--suite-b", help="suite of run B (overrides --suite)")
     parser.add_argument(
-        "--group-by", default="task_type", metavar="FIELD",
-        help="field of each result's data to break the comparison down by (default: task_type; 'none' for no groups)",
+        "--group-by", metavar="FIELD",
+        help="field of each result's data to break the comparison down by ('none' for no groups; "
+        "default: the field the results' task family declares, else none)",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the comparison as JSON")
     parser.set_defaults(func=run)

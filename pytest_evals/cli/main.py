@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 COMMANDS: tuple[str, ...] = (
     "pytest_evals.cli.compare_runs",
@@ -31,6 +32,27 @@ CORE_COMMANDS: dict[str, str] = {
 }
 
 
+class CommandModuleError(Exception):
+    """A module named as offering commands that cannot offer them (the message says why)."""
+
+
+def command_module(name: str) -> ModuleType:
+    """The module ``name`` of a ``COMMANDS`` list; a missing module, or a library of an
+    extra that is not installed, is a :class:`CommandModuleError` saying so. Any other
+    error while importing it is a bug of that module and propagates as it is."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        from pytest_evals.registry.missing_extras import install_hint
+
+        hint = install_hint(exc)
+        if hint is not None:
+            raise CommandModuleError(f"the commands of {name}: {hint}") from exc
+        if exc.name is not None and (name == exc.name or name.startswith(f"{exc.name}.")):
+            raise CommandModuleError(f"command module {name!r} does not exist ({exc})") from exc
+        raise
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of the core command ``only`` alone."""
     parser = argparse.ArgumentParser(prog="pytest-evals", description="pytest_evals utilities")
@@ -42,21 +64,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         names = (*COMMANDS, *registry().commands)
     for name in names:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue  # a family's fallback path (its former module) that is gone
+        module = command_module(name)
         try:
             module.register(sub)
-        except argparse.ArgumentError:
-            continue  # the same command offered again under a former module path
+        except argparse.ArgumentError as exc:
+            raise CommandModuleError(f"the commands of {name}: {exc}") from exc
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
-    parser = build_parser(first if first in CORE_COMMANDS else None)
+    try:
+        parser = build_parser(first if first in CORE_COMMANDS else None)
+    except CommandModuleError as exc:
+        print(f"pytest-evals: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
     if func is None:

@@ -19,20 +19,16 @@ from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
 from pytest_evals.model.errors import EvalsError
-from pytest_evals.registry.family_registry import implicit_suite
 from pytest_evals.tasks.case_job import CaseJob
 
 if TYPE_CHECKING:
     from pytest_evals.tasks.task_contract import CaseRef, Task
 
-__all__ = ["CaseItem", "FailureRepr", "SuiteErrorItem", "SuiteFile", "implicit_raw", "open_suite"]
+__all__ = ["CaseItem", "FailureRepr", "SuiteErrorItem", "SuiteFile", "open_suite"]
 
 #: Report attribute carrying a case failure's crash location (path, line, message)
 #: to the xdist controller, where the repr arrives as plain text (see FailureRepr).
 CRASH_ATTR = "evals_crash"
-
-#: Former name of :func:`pytest_evals.registry.family_registry.implicit_suite` (files that are suites by name).
-implicit_raw = implicit_suite
 
 
 class CaseFailure(pytest.fail.Exception):  # type: ignore[name-defined]

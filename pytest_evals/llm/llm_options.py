@@ -44,7 +44,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--evals-temperature",
         metavar="T",
         help="default temperature (default 0; 'none' to not send it); given here, it also "
-        "wins over the temperature a suite's task sets for itself",
+        "wins over a suite's own temperature field",
     )
     add("--evals-model-seed", metavar="S", help="'seed' sent to the model (default: not sent)")
     add(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from pytest_evals.registry.family_registry import suite_file_stem
+
 if TYPE_CHECKING:
     from pytest_evals.reports.plots import Plot
 
@@ -19,14 +21,6 @@ class SuiteInfo:
     name: str
     #: Per-case thresholds of the suite's ``metrics`` list (name -> threshold).
     thresholds: dict[str, float] = field(default_factory=dict)
-
-
-def _fallback_name(suite_id: str) -> str:
-    base = suite_id.replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in (".eval.yaml", ".eval.yml", ".harpia.json"):
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
 
 
 #: How much of each case the HTML report embeds (``--evals-html-detail``).
@@ -76,7 +70,8 @@ class ReportState:
         try:
             suite, _task = open_suite(self.config, path, suite_id)
         except (EvalsError, OSError):
-            return SuiteInfo(_fallback_name(suite_id))
+            # A suite that no longer opens is named after its file.
+            return SuiteInfo(suite_file_stem(suite_id))
         thresholds = {m.name: float(m.threshold) for m in suite.config.metrics if m.threshold is not None}
         return SuiteInfo(suite.name, thresholds)
 

@@ -20,11 +20,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_evals.model.errors import SuiteConfigError
-from pytest_evals.registry.family_registry import CORE_SUITE_PATTERNS
-
-#: The core's suite file patterns (defined with the families' ones, where the plugin
-#: reads them without importing this module).
-SUITE_PATTERNS: tuple[str, ...] = CORE_SUITE_PATTERNS
 
 
 class MetricSpec(BaseModel):
@@ -52,13 +47,6 @@ class SuiteConfig(BaseModel):
     #: The system under test for ``generate: true``: "pkg.module:function",
     #: {"command": [...]} or {"model": ..., "system_prompt": ...}.
     target: str | dict[str, Any] | None = None
-    #: GOV.UK Chat config fields, accepted so their files load unchanged: the model the
-    #: system under test generates with (passed to a command target as an environment
-    #: variable, recorded in generated.jsonl), output_guardrails' guardrail set, and the
-    #: judge provider (informational: the endpoint comes from the LLM settings).
-    claude_generation_model: str | None = None
-    guardrail_type: str | None = None
-    provider: str | None = None
     #: Send this suite's uncached model requests through the Batch API first (batch mode).
     batch: bool = False
 
@@ -346,15 +334,20 @@ class TaskCatalog(Protocol):
 
 
 def task_from_file_name(path: Path, catalog: TaskCatalog) -> str | None:
-    """GOV.UK Chat's ``config/defaults/<task>.yaml`` names its task only in the file name."""
+    """A config file named after its task (``config/defaults/<task>.yaml``) may omit ``task``."""
     stem = suite_name(path, {})
     tasks = catalog.known()
     if stem in tasks:
         return stem
     raise SuiteConfigError(
-        f"{path}: field 'task' is required (e.g. task: jailbreak_guardrails), "
+        f"{path}: field 'task' is required (e.g. task: {_example(tasks)}), "
         f"or name the file after its task ({', '.join(tasks)})"
     )
+
+
+def _example(tasks: list[str]) -> str:
+    """A task name to show in an error's example: the first one installed."""
+    return tasks[0] if tasks else "<task name>"
 
 
 def format_validation_error(where: str, exc: ValidationError) -> str:
@@ -382,7 +375,7 @@ def load_suite(
         task_name = task_from_file_name(path, catalog)
         raw["task"] = task_name
     if not isinstance(task_name, str):
-        raise SuiteConfigError(f"{path}: field 'task' is required (e.g. task: jailbreak_guardrails)")
+        raise SuiteConfigError(f"{path}: field 'task' is required (e.g. task: {_example(catalog.known())})")
     config_model = catalog.config_model(task_name, where=str(path))
     name = suite_name(path, raw)
     known = set(config_model.model_fields)

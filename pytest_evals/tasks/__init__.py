@@ -37,21 +37,17 @@ def get_task_class(name: str, where: str = "") -> type[Task]:
     from pytest_evals.registry.family_registry import registry
 
     prefix = f"{where}: " if where else ""
-    specs = (TASKS[name],) if name in TASKS else registry().tasks.get(name)
-    if specs is None:
+    spec = TASKS[name] if name in TASKS else registry().tasks.get(name)
+    if spec is None:
         broken = "".join(f"\n  family {fam!r} could not be loaded: {err}" for fam, err in registry().broken.items())
         raise SuiteConfigError(f"{prefix}unknown task {name!r}; known tasks: {', '.join(known_tasks())}{broken}")
     from pytest_evals.registry.dotted_names import ResolveError, resolve_name
 
-    error: ResolveError | None = None
-    # Later specs are fallbacks: the same class at a module path an older layout used.
-    for spec in specs:
-        try:
-            cls: type[Task] = resolve_name(spec, f"task {name!r}: class")
-            return cls
-        except ResolveError as exc:
-            error = error or exc
-    raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {error}") from error
+    try:
+        cls: type[Task] = resolve_name(spec, f"task {name!r}: class")
+    except ResolveError as exc:
+        raise SuiteConfigError(f"{prefix}task {name!r} cannot be loaded: {exc}") from exc
+    return cls
 
 
 class _Catalog:

@@ -79,3 +79,23 @@ def test_compare_command_on_a_classification_run(
     c_count = sum(1 for i in range(60) if not i % 3 and i % 5)
     assert (allc["only_a"], allc["only_b"], allc["n"]) == (b_count, c_count, 60)
     assert abs(allc["p_value"] - sps.binomtest(b_count, b_count + c_count).pvalue) <= 1e-12
+
+
+def test_without_group_by_only_a_field_the_family_declares_groups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core groups by nothing of its own: a task's family may declare the field."""
+    from pytest_evals.registry.family_registry import registry
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(record(f"c{i}", "passed", lang="en" if i % 2 else "pt", task_type="x") for i in range(6)), encoding="utf-8")
+    b.write_text("".join(record(f"c{i}", "failed", lang="en" if i % 2 else "pt", task_type="x") for i in range(6)), encoding="utf-8")
+    out = tmp_path / "cmp.json"
+    assert main(["compare", str(a), str(b), "--json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert (data["group_by"], list(data["comparisons"])) == (None, ["all"])
+    monkeypatch.setitem(registry().group_fields, "jailbreak_guardrails", "lang")
+    assert main(["compare", str(a), str(b), "--json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert (data["group_by"], list(data["comparisons"])) == ("lang", ["all", "en", "pt"])
+    capsys.readouterr()

@@ -7,7 +7,10 @@ import ast
 import io
 import json
 import re
+import subprocess
+import sys
 import tokenize
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -26,14 +29,18 @@ def example_module() -> str:
     return str(blocks[0])
 
 
-def install_example(root: Path) -> None:
-    """The example family as an installed distribution would look to importlib.metadata:
+def install_family(root: Path, module: str, source: str, name: str = "keyword") -> None:
+    """A family module as an installed distribution would look to importlib.metadata:
     a ``.dist-info`` folder with its entry point, on ``sys.path`` (the run's folder)."""
-    (root / "kwfamily.py").write_text(example_module(), encoding="utf-8")
-    info = root / "kwfamily-0.1.dist-info"
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    info = root / f"{module}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kwfamily\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(f"[{families.GROUP}]\nkeyword = kwfamily\n", encoding="utf-8")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{families.GROUP}]\n{name} = {module}\n", encoding="utf-8")
+
+
+def install_example(root: Path) -> None:
+    install_family(root, "kwfamily", example_module())
 
 
 def test_the_example_is_about_thirty_lines() -> None:
@@ -70,12 +77,86 @@ def test_an_unknown_task_names_the_known_ones(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["*unknown task 'keyword'; known tasks: *halueval*jailbreak_guardrails*"])
 
 
+BUILTIN_FAMILIES = {"classification", "rag", "halueval", "harpia", "redteam"}
+
+
 def test_builtin_families_register_like_any_other() -> None:
+    # Found through the entry point group (pyproject.toml), as a third-party family is.
+    assert {ep.name for ep in entry_points(group=families.GROUP)} >= BUILTIN_FAMILIES
     reg = families.registry()
+    assert set(reg.families) >= BUILTIN_FAMILIES and not reg.broken
     assert {"jailbreak_guardrails", "rag_answers", "halueval", "harpia", "redteam"} <= set(reg.tasks)
     assert "*.harpia.json" in families.suite_patterns()
     assert families.progress_group({"task": "halueval", "data": {"task_type": "qa"}}) == ("qa", "acc")
     assert families.progress_group({"task": "question_router", "data": {}}) is None
+
+
+#: A family that brings one of everything beyond tasks, and one whose declarations are
+#: malformed (it must be reported as broken, not half-registered).
+DECLARING_FAMILY = """
+EXPORTS = {"shout": "declfamily:shout"}
+EXTRAS = {"left_pad_xyz": "declfamily[pad]", "right_pad_xyz": "pads"}
+LABEL_WORDS = ("Flagged",)
+GROUP_FIELDS = {"keyword": "lang"}
+
+
+def shout(text):
+    return text.upper() + "!"
+"""
+BROKEN_FAMILY = 'TASKS = {"bad": 3}\nEXPORTS = {"never": "badfamily:never"}\n'
+
+CHECK_DECLARATIONS = """
+import sys
+import pytest_evals
+assert not hasattr(pytest_evals, "__wrapped__")  # a dunder probe, as inspect makes
+assert "pytest_evals.registry.family_registry" not in sys.modules  # import stays cheap
+from pytest_evals import shout
+assert shout("hi") == pytest_evals.shout("hi") == "HI!" and "shout" in dir(pytest_evals)
+from pytest_evals.registry import family_registry as fr
+from pytest_evals.registry.missing_extras import install_hint
+reg = fr.registry()
+assert "flagged" in reg.label_words and fr.group_field("keyword") == "lang", reg
+assert fr.group_field("harpia") is None
+hint = install_hint(ModuleNotFoundError("no", name="left_pad_xyz.core"))
+assert hint.endswith('it comes with the \\'pad\\' extra: pip install "declfamily[pad]" (in a checkout: pip install -e ".[pad]")'), hint
+assert 'pip install "pytest-evals[pads]"' in install_hint(ModuleNotFoundError("no", name="right_pad_xyz"))
+assert "TASKS must map strings to strings" in reg.broken["bad"], reg.broken
+assert "never" not in reg.exports
+try:
+    pytest_evals.never
+except AttributeError as exc:
+    assert "has no attribute 'never'" in str(exc)
+else:
+    raise AssertionError("a broken family's export resolved")
+print("ok")
+"""
+
+
+def test_a_family_brings_exports_extras_label_words_and_groups(pytester: pytest.Pytester) -> None:
+    install_family(pytester.path, "declfamily", DECLARING_FAMILY, name="decl")
+    install_family(pytester.path, "badfamily", BROKEN_FAMILY, name="bad")
+    script = pytester.path / "check.py"
+    script.write_text(CHECK_DECLARATIONS, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=pytester.path)
+    assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_the_red_team_helpers_are_the_family_exports() -> None:
+    import pytest_evals
+    from pytest_evals.families.redteam import helpers
+
+    assert families.registry().exports["save_system_prompt_stats"].startswith("pytest_evals.families.redteam.")
+    for name in ("hash_system_prompt", "convert_attack_to_dict", "save_system_prompt_stats", "save_cluster_info",
+                 "save_population_state", "adversariality", "load_run_dir", "load_data_dir"):
+        assert getattr(pytest_evals, name) is getattr(helpers, name)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        pytest_evals.no_such_name  # noqa: B018
+
+
+def test_a_suite_file_stem_drops_the_pattern_ending() -> None:
+    assert families.suite_file_stem("dir/a.eval.yaml") == "a"
+    assert families.suite_file_stem("dir\\b.harpia.json") == "b"
+    assert families.suite_file_stem("c.yaml") == "c.yaml"
 
 
 #: Words that belong to one task family (its name, its task names, its labels).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,12 +84,60 @@ def test_a_subcommand_of_a_missing_extra_says_which(monkeypatch: pytest.MonkeyPa
     assert err.strip() == "pytest-evals plot: 'matplotlib' is not installed; it comes with the 'reports' extra: pip install \"pytest-evals[reports]\" (in a checkout: pip install -e \".[reports]\")"
 
 
+def test_the_families_declare_the_libraries_of_their_extras() -> None:
+    from pytest_evals.registry.missing_extras import CORE_EXTRAS, known_extras
+
+    extras = known_extras()
+    assert {extras[lib] for lib in ("nltk", "sacrebleu", "rouge_score", "bert_score")} == {"harpia"}
+    assert (extras["inscriptis"], extras["lxml"], extras["datasets"]) == ("rag", "rag", "hf")
+    assert not {"nltk", "inscriptis", "datasets"} & set(CORE_EXTRAS)
+
+
+def _commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, module: str, source: str) -> None:
+    """A family that offers the commands of ``module`` (written into ``tmp_path``)."""
+    from pytest_evals.registry.family_registry import registry
+
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry(), "commands", [*registry().commands, module])
+
+
+def test_a_command_module_that_is_missing_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_evals.registry.family_registry import registry
+
+    monkeypatch.setattr(registry(), "commands", [*registry().commands, "no_such_family_xyz.cli"])
+    assert cli.main(["viz", "--help"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pytest-evals: command module 'no_such_family_xyz.cli' does not exist (No module named 'no_such_family_xyz')"
+    )
+
+
+def test_a_command_module_that_needs_a_missing_extra_names_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "nltk", None)
+    _commands(monkeypatch, tmp_path, "needs_nltk_cli_xyz", "import nltk\n")
+    assert cli.main(["viz", "--help"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pytest-evals: the commands of needs_nltk_cli_xyz: 'nltk' is not installed; it comes with the 'harpia' "
+        "extra: pip install \"pytest-evals[harpia]\" (in a checkout: pip install -e \".[harpia]\")"
+    )
+
+
+def test_a_command_module_with_a_bug_is_not_hidden(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _commands(monkeypatch, tmp_path, "buggy_cli_xyz", "from os import no_such_name_xyz\n")
+    with pytest.raises(ImportError, match="no_such_name_xyz"):
+        cli.main(["viz", "--help"])
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_a_jailbreak_suite_runs_with_every_extra_library_hidden(pytester: pytest.Pytester, workers: list[str]) -> None:
     """What the fresh no-extras venv has: the core dependencies suffice for this path."""
-    from pytest_evals.registry.missing_extras import EXTRAS
+    from pytest_evals.registry.missing_extras import known_extras
 
-    hide(pytester, *EXTRAS)
+    hide(pytester, *known_extras())
     shutil.copy(REPO / "eval_suites" / "jailbreak_guardrails.eval.yaml", pytester.path / "jb.eval.yaml")
     (pytester.path / "data").mkdir()
     shutil.copy(REPO / "eval_suites" / "data" / "jailbreak_guardrails.jsonl", pytester.path / "data" / "jailbreak_guardrails.jsonl")

@@ -61,7 +61,7 @@ def test_an_unknown_task_class_names_the_task() -> None:
     from pytest_evals.registry.family_registry import registry
     from pytest_evals.tasks import get_task_class
 
-    registry().tasks["broken_task_xyz"] = ("no_such_family_xyz.task:Broken",)
+    registry().tasks["broken_task_xyz"] = "no_such_family_xyz.task:Broken"
     try:
         with pytest.raises(SuiteConfigError, match=r"s\.yaml: task 'broken_task_xyz' cannot be loaded: task 'broken_task_xyz': class 'no_such_family_xyz.task:Broken': cannot import 'no_such_family_xyz.task'"):
             get_task_class("broken_task_xyz", where="s.yaml")

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_evals.collection.suite_items import implicit_raw
 from pytest_evals.families.harpia.scores import TABLE_KEY
 from pytest_evals.families.harpia.task import Harpia
 from pytest_evals.families.harpia.writers import LiveLog, log_lines, output_objects
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.metric_value import Metric
+from pytest_evals.registry.family_registry import implicit_suite
 from pytest_evals.suites.suite_config import load_suite
 from pytest_evals.tasks import TASK_CATALOG
 
@@ -23,7 +23,7 @@ from .conftest import INSTANCES, harpia_doc, validate_schema
 def make_task(tmp_path: Path, metrics: list[dict[str, Any]]) -> Harpia:
     path = tmp_path / "s.harpia.json"
     path.write_text(json.dumps(harpia_doc(metrics)), encoding="utf-8")
-    suite = load_suite(path, "s.harpia.json", raw=implicit_raw(path), catalog=TASK_CATALOG)
+    suite = load_suite(path, "s.harpia.json", raw=implicit_suite(path), catalog=TASK_CATALOG)
     return Harpia(suite)
 
 

@@ -4,7 +4,8 @@ Owns the tasks whose cases are scored by comparing an expected and an actual out
 without a judge: ``jailbreak_guardrails``, ``output_guardrails`` and ``question_router``
 (:mod:`.task`), ``retrieval`` (:mod:`.retrieval`, chunk-level precision/recall per
 question) and ``topic_tagger`` (:mod:`.topic_tagger`, primary and secondary topics), plus
-the GOV.UK-shaped CSV files their runs write (:mod:`.csv_files`). Registered like any family, through ``family.py``.
+the GOV.UK-shaped CSV files their runs write (:mod:`.csv_files`) and the suite fields of
+GOV.UK Chat's config files (:mod:`.config`). Registered like any family, through ``family.py``.
 """
 
 from __future__ import annotations

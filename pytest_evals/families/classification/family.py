@@ -1,17 +1,17 @@
-"""The classification family's registration (entry point ``pytest_evals.registry.family_registry``)."""
+"""The classification family's registration (entry point group ``pytest_evals.families``)."""
 
 from __future__ import annotations
 
-# The class's home after the family move first, then its former path.
-TASKS: dict[str, tuple[str, ...]] = {
-    name: (f"pytest_evals.families.classification.task:{cls}", f"pytest_evals.tasks.classification:{cls}")
-    for name, cls in (
-        ("jailbreak_guardrails", "JailbreakGuardrails"),
-        ("output_guardrails", "OutputGuardrails"),
-        ("question_router", "QuestionRouter"),
-    )
+_PKG = "pytest_evals.families.classification"
+
+TASKS = {
+    "jailbreak_guardrails": f"{_PKG}.task:JailbreakGuardrails",
+    "output_guardrails": f"{_PKG}.task:OutputGuardrails",
+    "question_router": f"{_PKG}.task:QuestionRouter",
+    "retrieval": f"{_PKG}.retrieval:Retrieval",
+    "topic_tagger": f"{_PKG}.topic_tagger:TopicTagger",
 }
-TASKS["retrieval"] = ("pytest_evals.families.classification.retrieval:Retrieval",)
-TASKS["topic_tagger"] = ("pytest_evals.families.classification.topic_tagger:TopicTagger",)
 #: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool.
-PLUGINS = ("pytest_evals.families.classification.plugin",)
+PLUGINS = (f"{_PKG}.plugin",)
+#: GOV.UK Chat's positive labels: a caught jailbreak, a triggered guardrail.
+LABEL_WORDS = ("jailbreak", "triggered")

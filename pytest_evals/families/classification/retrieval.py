@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.metrics.label_metrics import f_beta
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import TargetError
 from pytest_evals.model.metric_value import Metric, MetricTree, count, mean_metric
 from pytest_evals.stats import intervals as stats
-from pytest_evals.suites.suite_config import MetricSpec, SuiteConfig
+from pytest_evals.suites.suite_config import MetricSpec
 from pytest_evals.tasks.task_contract import CaseRef, Task, validate
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class RetrievalMetricSpec(MetricSpec):
         return value
 
 
-class RetrievalConfig(SuiteConfig):
+class RetrievalConfig(ChatSuiteConfig):
     metrics: list[RetrievalMetricSpec] = Field(default_factory=list)  # type: ignore[assignment]
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
+from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.metrics.label_metrics import binary_metrics, multiclass_metrics
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import CaseInputError, TargetError
@@ -87,6 +88,7 @@ class JailbreakInput(_Case):
 
 
 class _BinaryTask(Task[Any]):
+    config_model = ChatSuiteConfig
     case_model: ClassVar[type[BaseModel]]
     input_model: ClassVar[type[BaseModel]]
 

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import TargetError
 from pytest_evals.model.metric_value import MetricTree, count, proportion
-from pytest_evals.suites.suite_config import SuiteConfig
 from pytest_evals.tasks.task_contract import CaseRef, Task, validate
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class TopicCase(BaseModel):
         return value.strip().lower() if isinstance(value, str) else value
 
 
-class TopicTaggerConfig(SuiteConfig):
+class TopicTaggerConfig(ChatSuiteConfig):
     #: Which check decides whether a single case passes.
     pass_when: PassRule = "correct_topics_any_order"
 

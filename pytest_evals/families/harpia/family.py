@@ -1,4 +1,4 @@
-"""The HarpIA family's registration (entry point ``pytest_evals.registry.family_registry``)."""
+"""The HarpIA family's registration (entry point group ``pytest_evals.families``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from typing import Any
 
 SUFFIX = ".harpia.json"
 
-TASKS = {"harpia": ("pytest_evals.families.harpia.task:Harpia", "pytest_evals.tasks.harpia:Harpia")}
+TASKS = {"harpia": "pytest_evals.families.harpia.task:Harpia"}
 #: --evals-harpia-output / --evals-harpia-log (and their deprecated unprefixed aliases).
 PLUGINS = ("pytest_evals.families.harpia.plugin",)
 #: A HarpIA input file is a suite by its name alone.
 SUITE_FILES = {f"*{SUFFIX}": "pytest_evals.families.harpia.family:implicit_suite"}
+#: The reference metrics' libraries (pytest_evals.metrics.reference): the 'harpia' extra.
+EXTRAS = {"nltk": "harpia", "sacrebleu": "harpia", "rouge_score": "harpia", "bert_score": "harpia"}
 
 
 def implicit_suite(path: Path) -> dict[str, Any]:

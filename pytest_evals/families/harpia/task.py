@@ -202,7 +202,8 @@ class Harpia(Task[Instance]):
     async def _score_async(self, spec: MetricSpec, pair: Pair, ctx: EvalContext) -> Timed:
         if spec.metric.uses_judge:
             started = time.perf_counter()
-            result = await spec.metric.judge(pair, ctx)  # type: ignore[attr-defined]
+            # The judge's cache namespace is the task's: the same requests as before.
+            result = await spec.metric.judge(pair, ctx, namespace=self.name)  # type: ignore[attr-defined]
             return Timed(Scored(result), time.perf_counter() - started)
         done = await self._batcher(spec, ctx).submit(pair)
         return Timed(done.output, done.elapsed, done.setup, done.batch_size)

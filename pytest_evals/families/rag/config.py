@@ -65,6 +65,12 @@ class RagConfig(SuiteConfig):
     #: the answer, as GOV.UK Chat's DeepEval setting ``penalize_ambiguous_claims=True``
     #: does; false counts only contradicted claims against it.
     penalize_ambiguous_claims: bool = True
+    #: GOV.UK Chat config fields, accepted so its files load unchanged: the model the
+    #: answers were generated with, and the judge provider (informational: the endpoint
+    #: comes from the LLM settings); guardrail_type as every GOV.UK Chat task accepts it.
+    claude_generation_model: str | None = None
+    guardrail_type: str | None = None
+    provider: str | None = None
 
     @field_validator("metrics")
     @classmethod

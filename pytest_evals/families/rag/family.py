@@ -1,5 +1,7 @@
-"""The RAG family's registration (entry point ``pytest_evals.registry.family_registry``)."""
+"""The RAG family's registration (entry point group ``pytest_evals.families``)."""
 
 from __future__ import annotations
 
-TASKS = {"rag_answers": ("pytest_evals.families.rag.task:RagAnswers", "pytest_evals.tasks.rag:RagAnswers")}
+TASKS = {"rag_answers": "pytest_evals.families.rag.task:RagAnswers"}
+#: HTML contexts are rendered to text by inscriptis (lxml underneath): the 'rag' extra.
+EXTRAS = {"inscriptis": "rag", "lxml": "rag"}

