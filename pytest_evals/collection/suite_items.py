@@ -16,7 +16,7 @@ import pytest
 from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
-from pytest_evals.model.errors import EvalsError
+from pytest_evals.model.errors import ErrorKind, EvalsError
 from pytest_evals.registry.family_registry import implicit_suite
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class SuiteErrorItem(pytest.Item):
             source=str(self.path),
             status="error",
             message=self.message,
-            error_kind="config",
+            error_kind=ErrorKind.CONFIG,
         )
         setattr(report, REPORT_ATTR, result.to_json())
 

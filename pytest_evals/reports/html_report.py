@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from pytest_evals.model.case_result import REPORT_ATTR
+from pytest_evals.model.errors import ErrorKind
 from pytest_evals.output.html_templating import macros
 from pytest_evals.reports.case_detail import Level, build_entry
 from pytest_evals.reports.detail_store import DetailStore
@@ -93,7 +94,7 @@ def verdict_text(result: dict[str, Any], width: int = 90) -> str:
     if status == "failed":
         return f"fail: {first}" if first else "fail"
     if status == "error":
-        kind = result.get("error_kind") or "exception"
+        kind = result.get("error_kind") or ErrorKind.EXCEPTION
         return f"error [{kind}]: {first}" if first else f"error [{kind}]"
     return f"{status}: {first}" if first else str(status)
 

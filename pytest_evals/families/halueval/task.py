@@ -26,7 +26,7 @@ from pytest_evals.families.halueval.parsing import ParseMode, Verdict, parse_jud
 from pytest_evals.families.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.families.halueval.records import to_item
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import CaseInputError, InfrastructureError
+from pytest_evals.model.errors import CaseInputError, InfrastructureError, error_kind
 from pytest_evals.model.metric_value import MetricTree
 from pytest_evals.suites.suite_config import SuiteConfig
 from pytest_evals.tasks.task_contract import CaseRef, Task
@@ -279,7 +279,7 @@ class HaluEval(Task[HaluEvalItem]):
         details: dict[str, Any],
     ) -> CaseResult:
         result = self.new_result(ref)
-        result.status, result.error_kind, result.message = "error", exc.kind, str(exc)
+        result.status, result.error_kind, result.message = "error", error_kind(exc), str(exc)
         result.data = {
             **self._outcome_data(case, kind, output, expected, other_len),
             "predicted": None,
