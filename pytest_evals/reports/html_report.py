@@ -15,7 +15,6 @@ import html as html_lib
 import json
 import re
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
@@ -284,8 +283,3 @@ class HtmlReport:
         opening, payload, closing = self.store.html_parts(strip_video=not self.has_video, dropped=self.dropped)
         before = page.before(asset("report.css"), Markup(section), Markup(case_list(self.store.count, self.dropped)))
         return "".join((before, opening, payload, closing, page.after(asset("report.js"))))
-
-
-def html_path(config: pytest.Config) -> Path | None:
-    path = config.getoption("htmlpath", None)
-    return Path(path) if path else None
