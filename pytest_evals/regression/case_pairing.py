@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_evals.regression.baseline_run import BaselineCase
+from pytest_evals.output.run_reader import RunCase
 from pytest_evals.regression.contributions import contributor, label_rule, labels, positive_words
 from pytest_evals.regression.drop_gates import RegressionGate, RegressionResult, judge
 from pytest_evals.regression.paired_tests import compare_ratio
@@ -54,7 +54,7 @@ def compare_suite(
     task: Task[Any] | None,
     gates: Sequence[RegressionGate],
     results: Sequence[Any],
-    baseline: Mapping[str, BaselineCase] | None,
+    baseline: Mapping[str, RunCase] | None,
     *,
     alpha: float,
     required: bool = False,
