@@ -1,8 +1,8 @@
 """``pytest-evals compare A B``: are two runs on the same items really different?
 
-Each run is a per-case result file (``results.jsonl`` of a ``--evals-report-dir``
-folder, the folder itself, or a JSON summary that points at it) of any task whose cases
-pass or fail. Items present and judged in both runs are paired. The report gives both
+Each run (``results.jsonl`` of a ``--evals-report-dir`` folder, the folder itself, or a
+``--evals-json`` summary: read by ``output/run_reader.py``, as ``--evals-baseline`` is)
+may be of any task whose cases pass or fail. Items present and judged in both runs are paired. The report gives both
 accuracies, their difference B - A with a 95% interval for paired proportions
 (Newcombe's method 10: the Wilson intervals of both accuracies combined with the
 correlation of the pairs, with Newcombe's published continuity correction of phi), and
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_evals.output import strict_json as strictjson
-from pytest_evals.output.run_reader import OutcomeFileError, Pair, load_outcomes, pair, read_records
+from pytest_evals.output.run_reader import Pair, RunFileError, load_outcomes, pair, read_run
 from pytest_evals.stats import intervals as stats
 
 
@@ -144,10 +144,10 @@ def declared_group_by(path: Path) -> str | None:
     result), or None: no family declares one, or the run is unreadable (reported later)."""
     try:
         # The generator (and the file it holds open) is closed when dropped here.
-        first = next(read_records(path), None)
-    except OutcomeFileError:
+        first = next(read_run(path), None)
+    except RunFileError:
         return None
-    task = first.get("task") if first else None
+    task = first.task if first else None
     if not isinstance(task, str):
         return None
     from pytest_evals.registry.family_registry import group_field
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         a = load_outcomes(Path(args.a), args.suite_a or args.suite, group_by)
         b = load_outcomes(Path(args.b), args.suite_b or args.suite, group_by)
-    except OutcomeFileError as exc:
+    except RunFileError as exc:
         print(f"pytest-evals compare: {exc}", file=sys.stderr)
         return 2
     pairs, unpaired = pair(a, b)
@@ -193,7 +193,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Compare two runs of any task item by item (a case is right when it passed, wrong "
             "when it failed). A and B are results.jsonl files of --evals-report-dir runs, their "
-            "run folders, or JSON summaries that point at them."
+            "run folders, or --evals-json summaries (the forms --evals-baseline accepts)."
         ),
     )
     parser.add_argument("a", metavar="A", help="baseline run")

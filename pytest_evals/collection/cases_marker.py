@@ -106,7 +106,7 @@ def load_param(item: pytest.Item) -> None:
     elif task_name is not None:
         from pytest_evals.tasks import get_task_class
 
-        case_model = getattr(get_task_class(task_name), "case_model", None)
+        case_model = get_task_class(task_name).case_model
         if case_model is not None:
             value = validate(case_model, data, pending.ref.source)
     elif not isinstance(data, dict):

@@ -18,7 +18,7 @@ from pytest_evals.collection.case_executor import get_executor
 from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
-from pytest_evals.model.errors import EvalsError
+from pytest_evals.model.errors import ErrorKind, EvalsError
 from pytest_evals.tasks.case_job import CaseJob
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class SuiteErrorItem(pytest.Item):
             source=str(self.path),
             status="error",
             message=self.message,
-            error_kind="config",
+            error_kind=ErrorKind.CONFIG,
         )
         setattr(report, REPORT_ATTR, result.to_json())
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import SuiteConfigError
+from pytest_evals.model.errors import ErrorKind, SuiteConfigError
 from pytest_evals.model.gate import GateResult, check, parse_thresholds
 from pytest_evals.model.metric_value import MetricTree, count, tree_to_json
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 SUITE_ERROR_ID = "suite-error"
 #: ``error_kind`` of a collected case whose result never arrived (worker crash, interrupt).
-MISSING_KIND = "infrastructure"
+MISSING_KIND = ErrorKind.INFRASTRUCTURE
 #: How the message of such a result starts (it names the case's node id).
 MISSING_PREFIX = "no result received for "
 
@@ -85,7 +85,7 @@ class CaseCounts:
     @classmethod
     def of(cls, results: list[CaseResult]) -> CaseCounts:
         statuses = Counter(r.status for r in results)
-        kinds = Counter(r.error_kind or "exception" for r in results if r.status == "error")
+        kinds = Counter(str(r.error_kind or ErrorKind.EXCEPTION) for r in results if r.status == "error")
         return cls(
             total=len(results),
             passed=statuses.get("passed", 0),

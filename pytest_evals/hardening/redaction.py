@@ -20,7 +20,7 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -194,11 +194,6 @@ def needs_scrub(text: str) -> bool:
         except UnicodeEncodeError:
             return True
     return any(form in text for form in _form_list)
-
-
-def known_forms() -> Iterable[str]:
-    """Every masked form (for tests that grep written files); never print these."""
-    return frozenset(_forms)
 
 
 def clear() -> None:

@@ -21,8 +21,6 @@ class LLMError(InfrastructureError):
     body) and never contains the API key.
     """
 
-    kind = "infrastructure"
-
     def __init__(
         self, message: str, *, cause: str | None = None, status: int | None = None
     ) -> None:

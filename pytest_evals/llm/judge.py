@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -227,12 +226,3 @@ class Judge:
     def verdict_sync(self, messages: Messages, **kwargs: Any) -> tuple[bool | None, ChatResponse]:
         return self.llm.engine.run(self.verdict(messages, **kwargs))
 
-
-def as_messages(
-    prompt: str | Mapping[str, Any] | Messages, system: str | None = None
-) -> list[dict[str, Any]]:
-    """A prompt (and optional system message) as a message list."""
-    messages = normalize_messages(prompt if not isinstance(prompt, Mapping) else [prompt])
-    if system is not None:
-        messages.insert(0, {"role": "system", "content": system})
-    return messages

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_evals.model.errors import ErrorKind
+
 Status = Literal["passed", "failed", "error", "skipped"]
 
 #: Name of the attribute set on ``TestReport`` objects (survives xdist serialisation).
@@ -33,19 +35,27 @@ class CaseResult:
     #: What a reviewer needs: inputs, expected/actual, judge prompts, replies, reasons.
     details: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
-    error_kind: str | None = None
+    #: Why an erroring (or skipped) case has no verdict; None for a scored case.
+    error_kind: ErrorKind | None = None
     #: Per-case model usage: requests, cache_hits, prompt_tokens, completion_tokens, cost.
     usage: dict[str, float] = field(default_factory=dict)
     duration: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         # Fields already hold plain JSON values; a shallow copy is enough (asdict's
-        # recursive deep copy cost more than the rest of the item's bookkeeping).
-        return dict(self.__dict__)
+        # recursive deep copy cost more than the rest of the item's bookkeeping). The
+        # kind becomes its plain text: reports cross to the controller through execnet,
+        # which serialises only plain types.
+        out = dict(self.__dict__)
+        if self.error_kind is not None:
+            out["error_kind"] = str(self.error_kind)
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CaseResult:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if known.get("error_kind") is not None:
+            known["error_kind"] = ErrorKind.of(known["error_kind"])
         return cls(**known)
 
     def light(self) -> CaseResult:

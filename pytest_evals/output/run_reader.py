@@ -1,16 +1,19 @@
-"""Per-case verdicts read back from a run's result files, for paired comparisons.
+"""Reading an earlier run back: its per-case results, for ``pytest-evals compare`` and
+for ``--evals-baseline`` (the one reader of earlier runs).
 
-A run's per-case results are the JSON lines the core writes to ``results.jsonl`` in its
-``--evals-report-dir`` folder (one ``CaseResult.to_json()`` per line: suite, task,
-case_id, status, data, ...). A run is given as that file, as the run folder holding it
-(or a base folder: its newest run), or as the run's ``--evals-json`` summary when the
-summary says where the results are (``results_path``) or carries per-case statuses
-(``case_status`` per suite).
+A run is given as any of:
 
-Any task's results work: a case is correct when its status is ``passed`` and wrong when
-``failed``; errors and skips have no verdict and are left out of the pairing (and
-counted). Groups (e.g. HaluEval's task types) come from a field of each record's
-``data``, named by the caller; nothing here knows a task family.
+- its ``results.jsonl``: the ``--evals-report-dir`` folder's per-case file, one
+  ``CaseResult.to_json()`` a line (suite, task, case_id, status, scores, data, ...);
+- the run folder holding it, or a base folder of run folders (then its newest run);
+- its ``--evals-json`` summary: each suite's ``case_results`` (what a later run pairs
+  with), else the results file the summary points at (``results_path``), else per-suite
+  ``case_status`` maps (case id -> status: no writer of this package makes them; a
+  summary made by another tool may), else a ``results.jsonl`` beside it.
+
+Only what pairing reads is kept per case (:class:`RunCase`): suite, case id, status,
+scores, data and message. Nothing here knows a task: a case is right when it passed,
+wrong when it failed; groups and label words are the callers' business.
 """
 
 from __future__ import annotations
@@ -21,17 +24,242 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pytest_evals.controller.suite_verdict import SUITE_ERROR_ID
+from pytest_evals.model.errors import EvalsError
 from pytest_evals.output.fast_json import loads as fast_loads
 
 RESULTS_FILE = "results.jsonl"
 
 
-class OutcomeFileError(Exception):
-    pass
+class RunFileError(EvalsError):
+    """A run's files cannot be read; the message names the file (and line) at fault."""
 
+
+class RunCase(NamedTuple):
+    # A named tuple: 35,000 of them per run, and a frozen dataclass costs 3x to build.
+    suite: str
+    case_id: str
+    status: str
+    scores: dict[str, Any]
+    data: dict[str, Any]
+    #: Why it failed or errored (shown beside a later run's evidence).
+    message: str | None
+    #: The suite's name when the file gives it (a summary does), else None.
+    suite_name: str | None
+    #: Where the case was read, as a template for ``position`` (see :attr:`where`).
+    origin: str
+    position: int
+    #: The task that produced it, when the file says (compare groups by its family's field).
+    task: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``file:line``, or the summary entry: formatted only when a message needs it."""
+        return self.origin.format(self.position)
+
+
+def _template(text: str) -> str:
+    """``text`` safe as a ``str.format`` template (a path may hold braces)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+# -- results.jsonl ------------------------------------------------------------------------
+
+_DETAILS_KEY = b', "details": '
+_MESSAGE_KEY = b', "message": '
+_MESSAGE_AT = len(_MESSAGE_KEY)
+_N = ord("n")
+
+
+def _light(line: bytes) -> dict[str, Any] | None:
+    """The record without its ``details`` (prompts, replies: most of the bytes).
+
+    The core writes ``details`` after the fields pairing reads, and ``message`` after
+    ``details``. JSON escapes every quote inside a string, so either byte sequence can
+    only be a key; cut at the first ``details``, the head parses only if that key was at
+    the top level (a nested one leaves a brace open), and the tail from the last
+    ``message`` parses only if that one was (a nested one closes a brace too many).
+    None when either fails: the caller parses the line whole.
+    """
+    cut = line.find(_DETAILS_KEY)
+    if cut < 0:
+        return None
+    try:
+        head = fast_loads(line[:cut] + b"}")
+    except ValueError:
+        return None
+    # The fields the core writes before ``details``: a head without one is parsed whole.
+    if not (isinstance(head, dict) and "case_id" in head and "status" in head and "scores" in head
+            and "data" in head):
+        return None
+    at = line.rfind(_MESSAGE_KEY)
+    value = at + _MESSAGE_AT
+    if at < cut or value >= len(line):
+        return head if at < 0 else None
+    # Most cases have no message: a value starting with "n" is null (a string starts with '"').
+    if line[value] != _N:
+        try:
+            tail = fast_loads(b"{" + line[at + 2 :])
+        except ValueError:
+            return None
+        if not isinstance(tail, dict):
+            return None
+        head["message"] = tail.get("message")
+    return head
+
+
+def _case(
+    record: Any, origin: str, position: int, suite: Any = None, suite_name: Any = None, task: Any = None
+) -> RunCase:
+    """One record as a :class:`RunCase`; ``suite`` and ``suite_name`` when the record's
+    container gives them (a summary's suite entry)."""
+    if not isinstance(record, dict):
+        raise RunFileError(f"{origin.format(position)}: expected a JSON object (a case result)")
+    case_id = record.get("case_id")
+    if case_id is None:
+        case_id = record.get("id")
+    if suite is None:
+        suite = record.get("suite", "")
+    scores = record.get("scores") or {}
+    data = record.get("data") or {}
+    message = record.get("message")
+    if suite_name is None:
+        suite_name = record.get("suite_name")
+    status = record.get("status") or ""
+    if task is None:
+        task = record.get("task")
+    # One test for the shape every written result has; the rest only when it fails.
+    if not (type(case_id) is str and type(suite) is str and type(scores) is dict and type(data) is dict
+            and type(status) is str):
+        case_id, status = _checked(origin.format(position), case_id, suite, scores, data, status)
+    return RunCase(
+        suite, case_id, status, scores, data,
+        message if isinstance(message, str) else None,
+        suite_name if isinstance(suite_name, str) else None,
+        origin, position, task if isinstance(task, str) else None,
+    )
+
+
+def _checked(where: str, case_id: Any, suite: Any, scores: Any, data: Any, status: Any) -> tuple[str, str]:
+    """The case id and status as text, or the error naming what is wrong."""
+    if isinstance(case_id, int) and not isinstance(case_id, bool):
+        case_id = str(case_id)
+    if not isinstance(case_id, str) or not isinstance(suite, str):
+        raise RunFileError(f"{where}: a case needs a string 'case_id' (and 'suite', when given)")
+    if not isinstance(scores, dict) or not isinstance(data, dict):
+        raise RunFileError(f"{where}: 'scores' and 'data' must be objects")
+    return case_id, str(status)
+
+
+def _from_jsonl(path: Path) -> Iterator[RunCase]:
+    name = str(path)
+    origin = _template(name) + ":{}"
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise RunFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    with fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            record = _light(line)
+            if record is None:
+                try:
+                    # the stdlib, for its clearer error message
+                    record = json.loads(line.decode("utf-8", errors="replace"))
+                except ValueError as exc:
+                    raise RunFileError(f"{name}:{line_no}: not JSON ({exc})") from None
+            yield _case(record, origin, line_no)
+
+
+def results_file(path: Path) -> Path:
+    """The results.jsonl of a run folder, or of the newest run folder under a base."""
+    direct = path / RESULTS_FILE
+    if direct.is_file():
+        return direct
+    runs = sorted(p for p in path.glob(f"*/{RESULTS_FILE}") if p.is_file())
+    if runs:
+        return runs[-1]
+    raise RunFileError(
+        f"{path}: no {RESULTS_FILE} in this folder or its run folders (is it a --evals-report-dir folder?)"
+    )
+
+
+# -- the JSON summary ---------------------------------------------------------------------
+
+def _load_json(path: Path) -> Any:
+    raw = path.read_bytes()
+    try:
+        return fast_loads(raw)
+    except ValueError:
+        try:  # the stdlib again, for the line and message of the error
+            return json.loads(raw.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            raise RunFileError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+
+
+def _from_summary(path: Path, doc: Any) -> Iterator[RunCase]:
+    if not isinstance(doc, dict):
+        raise RunFileError(f"{path}: expected a JSON object (a pytest_evals summary)")
+    suites = doc.get("suites")
+    pointer = doc.get("results_path")
+    if not isinstance(suites, list):
+        if isinstance(pointer, str):
+            suites = []
+        else:
+            raise RunFileError(f"{path}: not a pytest_evals summary (no 'suites' list)")
+    entries = [(i, s) for i, s in enumerate(suites) if isinstance(s, dict)]
+    if any(isinstance(s.get("case_results"), list) for _, s in entries):
+        for i, s in entries:
+            rows = s.get("case_results")
+            if not isinstance(rows, list):
+                continue
+            suite, name = s.get("suite", ""), s.get("name")
+            origin = _template(f"{path}: suites[{i}].case_results") + "[{}]"
+            for j, row in enumerate(rows):
+                yield _case(row, origin, j, suite, name, s.get("task"))
+        return
+    if isinstance(pointer, str):
+        target = Path(pointer)
+        yield from _from_jsonl(target if target.is_absolute() else path.parent / target)
+        return
+    if any(isinstance(s.get("case_status"), dict) for _, s in entries):
+        for i, s in entries:
+            statuses = s.get("case_status")
+            if not isinstance(statuses, dict):
+                continue
+            suite, name = s.get("suite", ""), s.get("name")
+            origin = _template(f"{path}: suites[{i}].case_status") + " entry {}"
+            for k, (case_id, status) in enumerate(statuses.items()):
+                yield _case({"case_id": case_id, "status": status}, origin, k, suite, name)
+        return
+    beside = path.parent / RESULTS_FILE
+    if beside.is_file():
+        yield from _from_jsonl(beside)
+        return
+    raise RunFileError(
+        f"{path}: this JSON summary has no per-case results (no 'case_results', 'results_path' or "
+        f"'case_status'); pass the run's {RESULTS_FILE} or its --evals-report-dir folder instead"
+    )
+
+
+def read_run(path: str | Path) -> Iterator[RunCase]:
+    """Every case result of the run at ``path`` (see the module docstring for the forms);
+    raises :class:`RunFileError` naming the file and line at fault."""
+    p = Path(path)
+    if p.is_dir():
+        yield from _from_jsonl(results_file(p))
+    elif not p.is_file():
+        raise RunFileError(f"{path}: no such file or folder")
+    elif p.suffix == ".jsonl":
+        yield from _from_jsonl(p)
+    else:
+        yield from _from_summary(p, _load_json(p))
+
+
+# -- outcomes: a run as right/wrong per case (pytest-evals compare) -----------------------
 
 class ItemOutcome(NamedTuple):
-    # A named tuple: 35,000 of them per run, and a frozen dataclass costs 3x to build.
     suite: str
     case_id: str
     #: True = passed, False = failed, None = error/skipped (no verdict).
@@ -48,96 +276,8 @@ class RunOutcomes:
     no_verdict: int = 0
 
 
-def _status_correct(status: Any) -> bool | None:
+def _status_correct(status: str) -> bool | None:
     return True if status == "passed" else False if status == "failed" else None
-
-
-def _results_file(path: Path) -> Path:
-    """A results.jsonl inside a run folder, or in the newest run folder under a base."""
-    direct = path / RESULTS_FILE
-    if direct.is_file():
-        return direct
-    runs = sorted(p for p in path.glob(f"*/{RESULTS_FILE}") if p.is_file())
-    if runs:
-        return runs[-1]
-    raise OutcomeFileError(f"{path}: no {RESULTS_FILE} in this folder or its run folders")
-
-
-_DETAILS_KEY = b', "details": '
-
-
-def _head(line: bytes) -> dict[str, Any] | None:
-    """The record without its ``details`` (prompts, replies: most of the bytes).
-
-    The core writes ``details`` after the fields a comparison reads. JSON escapes every
-    quote inside a string, so the byte sequence can only be a key; cut at its first
-    occurrence, the head parses only if that key was at the top level (a nested one
-    leaves a brace open). Anything else is parsed whole by the caller.
-    """
-    cut = line.find(_DETAILS_KEY)
-    if cut < 0:
-        return None
-    try:
-        record = fast_loads(line[:cut] + b"}")
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) and "status" in record else None
-
-
-def _records_from_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("rb") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            head = _head(line)
-            if head is not None:
-                yield head
-                continue
-            try:
-                record = json.loads(line)  # the stdlib, for its clearer error message
-            except ValueError as exc:
-                raise OutcomeFileError(f"{path}:{line_no}: invalid JSON ({exc})") from None
-            if not isinstance(record, dict) or "case_id" not in record or "status" not in record:
-                raise OutcomeFileError(f"{path}:{line_no}: not a case result (needs case_id and status)")
-            yield record
-
-
-def _records_from_summary(path: Path, summary: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    pointer = summary.get("results_path")
-    if isinstance(pointer, str):
-        target = Path(pointer)
-        yield from _records_from_jsonl(target if target.is_absolute() else path.parent / target)
-        return
-    found = False
-    for suite in summary.get("suites") or []:
-        statuses = suite.get("case_status") if isinstance(suite, dict) else None
-        if isinstance(statuses, dict):
-            found = True
-            for case_id, status in statuses.items():
-                yield {"suite": suite.get("suite", ""), "case_id": case_id, "status": status}
-    if not found:
-        raise OutcomeFileError(
-            f"{path}: this JSON summary has no per-case results (no 'results_path' and no "
-            f"'case_status'); pass the run's {RESULTS_FILE} (written with --evals-report-dir) instead"
-        )
-
-
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    if path.is_dir():
-        yield from _records_from_jsonl(_results_file(path))
-        return
-    if not path.is_file():
-        raise OutcomeFileError(f"{path}: no such file or folder")
-    if path.suffix == ".jsonl":
-        yield from _records_from_jsonl(path)
-        return
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise OutcomeFileError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(summary, dict):
-        raise OutcomeFileError(f"{path}: expected a JSON summary object")
-    yield from _records_from_summary(path, summary)
 
 
 def _matches(record_suite: str, wanted: str) -> bool:
@@ -146,8 +286,8 @@ def _matches(record_suite: str, wanted: str) -> bool:
     return wanted in (record_suite, base, stem)
 
 
-def _group(data: Any, group_by: str | None) -> str:
-    if not group_by or not isinstance(data, dict):
+def _group(data: dict[str, Any], group_by: str | None) -> str:
+    if not group_by:
         return ""
     value = data.get(group_by)
     return "" if value is None or isinstance(value, (dict, list)) else str(value)
@@ -158,23 +298,22 @@ def load_outcomes(path: Path, suite: str | None = None, group_by: str | None = N
     ``group_by`` names the ``data`` field that groups cases."""
     run = RunOutcomes(source=str(path))
     all_suites: set[str] = set()
-    for rec in read_records(path):
-        rec_suite = str(rec.get("suite", ""))
-        all_suites.add(rec_suite)
-        if suite is not None and not _matches(rec_suite, suite):
+    for case in read_run(path):
+        all_suites.add(case.suite)
+        if suite is not None and not _matches(case.suite, suite):
             continue
-        case_id = str(rec["case_id"])
-        if case_id == "suite-error":
+        if case.case_id == SUITE_ERROR_ID:
             continue
-        run.suites.add(rec_suite)
+        run.suites.add(case.suite)
         # A re-run of a case (xdist retry, report rewritten) keeps the last result.
-        run.items[case_id] = ItemOutcome(rec_suite, case_id, _status_correct(rec.get("status")), _group(rec.get("data"), group_by))
+        run.items[case.case_id] = ItemOutcome(case.suite, case.case_id, _status_correct(case.status),
+                                              _group(case.data, group_by))
     if suite is not None and not run.suites:
-        raise OutcomeFileError(
+        raise RunFileError(
             f"{path}: no results of suite {suite!r}; suites in this run: {', '.join(sorted(all_suites)) or 'none'}"
         )
     if len(run.suites) > 1:
-        raise OutcomeFileError(
+        raise RunFileError(
             f"{path}: results of several suites ({', '.join(sorted(run.suites))}); "
             "choose one with --suite (or --suite-a/--suite-b)"
         )

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from pytest_evals.regression.baseline_run import BaselineCase
-from pytest_evals.regression.contributions import contributor, label_rule, labels
+from pytest_evals.output.run_reader import RunCase
+from pytest_evals.regression.contributions import contributor, label_rule, labels, positive_words
 from pytest_evals.regression.drop_gates import RegressionGate, RegressionResult, judge
 from pytest_evals.regression.paired_tests import compare_ratio
+from pytest_evals.tasks.task_contract import Task
 
 _SCORED = ("passed", "failed")
 
@@ -50,10 +51,10 @@ class SuiteComparison:
 
 
 def compare_suite(
-    task: Any,
+    task: Task[Any] | None,
     gates: Sequence[RegressionGate],
     results: Sequence[Any],
-    baseline: Mapping[str, BaselineCase] | None,
+    baseline: Mapping[str, RunCase] | None,
     *,
     alpha: float,
     required: bool = False,
@@ -96,7 +97,8 @@ def compare_suite(
         by_labels = label_rule(task, g.metric)
         if by_labels is not None:
             if pair_labels is None:  # read once, shared by precision, recall, F-beta ...
-                pair_labels = [(labels(base.data), labels(cur.data)) for cur, base in scored]
+                words = positive_words(task)
+                pair_labels = [(labels(base.data, words), labels(cur.data, words)) for cur, base in scored]
             rows = [(*by_labels(*b), *by_labels(*c)) for b, c in pair_labels if b is not None and c is not None]
         elif fn is None:
             out.gates.append(

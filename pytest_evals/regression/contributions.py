@@ -1,9 +1,10 @@
 """Per-case contributions to a metric, so that metric = sum(num) / sum(den).
 
 The regression tests need, for one gated metric, what each case adds to it. The rules
-below read the plain data every built-in task already puts on its results; a task can
-take over with a ``paired_contribution(result_data, scores, status, metric)`` method
-returning ``(num, den)`` or None (a third-party family needs no core change).
+below read the plain data label tasks put on their results (``expected`` and
+``actual``/``predicted`` labels, ``scores``, ``status``); a task declares the words its
+labels use for the positive class (``Task.positive_labels``) and can take over any
+metric with ``Task.paired_contribution`` (a third-party family needs no core change).
 """
 
 from __future__ import annotations
@@ -11,32 +12,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-Contribution = tuple[float, float]
+from pytest_evals.tasks.task_contract import Contribution, Task
+
 #: (data, scores, status) -> (num, den) for one case, None when the case has no say.
 Rule = Callable[[Mapping[str, Any], Mapping[str, Any], str], "Contribution | None"]
+#: A task's own rule: (data, scores, status, metric) -> (num, den), None or NotImplemented.
+Hook = Callable[[Mapping[str, Any], Mapping[str, Any], str, str], "Contribution | None"]
 
-_POSITIVE = {"yes", "true", "1", "jailbreak", "hallucinated", "triggered"}
+#: Label text every task's labels may use for the positive class.
+POSITIVE = frozenset({"yes", "true", "1"})
 
 
-def _label(value: Any) -> bool | None:
+def positive_words(task: Task[Any] | None) -> frozenset[str]:
+    """The label words that mean positive in ``task``'s results."""
+    if task is None or not task.positive_labels:
+        return POSITIVE
+    return POSITIVE | {word.lower() for word in task.positive_labels}
+
+
+def _label(value: Any, positive: frozenset[str]) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
         return bool(value)
     if isinstance(value, str):
-        return value.strip().lower() in _POSITIVE
+        return value.strip().lower() in positive
     return None
-
-
-def _binary(data: Mapping[str, Any]) -> tuple[bool, bool | None] | None:
-    """(expected, predicted) for binary-labelled cases; predicted None = no answer."""
-    if "expected" not in data:
-        return None
-    expected = _label(data["expected"])
-    if expected is None:
-        return None
-    raw = data.get("actual", data.get("predicted"))
-    return expected, (None if raw is None else _label(raw))
 
 
 #: (expected, predicted) -> (num, den): the rules of binary-labelled metrics, applied to
@@ -66,14 +67,21 @@ LABEL_RULES: dict[str, LabelRule] = {
 }
 
 
-def labels(data: Mapping[str, Any]) -> tuple[bool, bool | None] | None:
-    """A case's (expected, predicted) labels, None when it has no binary label."""
-    return _binary(data)
+def labels(data: Mapping[str, Any], positive: frozenset[str] = POSITIVE) -> tuple[bool, bool | None] | None:
+    """A case's (expected, predicted) labels, None when it has no binary label;
+    predicted None = no answer. ``positive``: the words that mean the positive class."""
+    if "expected" not in data:
+        return None
+    expected = _label(data["expected"], positive)
+    if expected is None:
+        return None
+    raw = data.get("actual", data.get("predicted"))
+    return expected, (None if raw is None else _label(raw, positive))
 
 
-def _from_labels(rule: LabelRule) -> Rule:
+def _from_labels(rule: LabelRule, positive: frozenset[str]) -> Rule:
     def per_case(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-        pair = _binary(data)
+        pair = labels(data, positive)
         return None if pair is None else rule(*pair)
 
     return per_case
@@ -87,17 +95,17 @@ def _accuracy(data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -
     return float(status == "passed"), 1.0
 
 
-RULES: dict[str, Rule] = {
-    "accuracy": _accuracy,
-    "pass_rate": _accuracy,
-    **{name: _from_labels(rule) for name, rule in LABEL_RULES.items()},
-}
+#: Rules that read no label: the case's status or its ``correct`` score.
+STATUS_RULES: dict[str, Rule] = {"accuracy": _accuracy, "pass_rate": _accuracy}
 
 
-def rule_for(metric: str) -> Rule | None:
-    """The contribution rule of a top-level metric path (``recall``, ``faithfulness.mean``)."""
-    if metric in RULES:
-        return RULES[metric]
+def rule_for(metric: str, positive: frozenset[str] = POSITIVE) -> Rule | None:
+    """The built-in contribution rule of a top-level metric path (``recall``,
+    ``faithfulness.mean``), labels read with the ``positive`` words."""
+    if metric in STATUS_RULES:
+        return STATUS_RULES[metric]
+    if metric in LABEL_RULES:
+        return _from_labels(LABEL_RULES[metric], positive)
     head, _, tail = metric.rpartition(".")
     if head and tail == "mean" and "." not in head:
 
@@ -111,11 +119,19 @@ def rule_for(metric: str) -> Rule | None:
     return None
 
 
-def contributor(task: Any, metric: str) -> Rule | None:
+def own_rule(task: Task[Any] | None) -> Hook | None:
+    """The task's own ``paired_contribution``; None when it keeps the contract's
+    default (every metric left to the built-in rules)."""
+    if task is None or type(task).paired_contribution is Task.paired_contribution:
+        return None
+    return task.paired_contribution
+
+
+def contributor(task: Task[Any] | None, metric: str) -> Rule | None:
     """The function giving one case's contribution to ``metric``, resolved once per gate
     (35,000 cases x several gates x two runs make the per-call lookup add up)."""
-    hook = getattr(task, "paired_contribution", None)
-    rule = rule_for(metric)
+    rule = rule_for(metric, positive_words(task))
+    hook = own_rule(task)
     if hook is None:
         return rule
 
@@ -128,15 +144,6 @@ def contributor(task: Any, metric: str) -> Rule | None:
     return via_hook
 
 
-def label_rule(task: Any, metric: str) -> LabelRule | None:
+def label_rule(task: Task[Any] | None, metric: str) -> LabelRule | None:
     """The label rule of ``metric`` when the task leaves it to the built-in rules."""
-    return None if getattr(task, "paired_contribution", None) is not None else LABEL_RULES.get(metric)
-
-
-def contribution(task: Any, metric: str, data: Mapping[str, Any], scores: Mapping[str, Any], status: str) -> Contribution | None:
-    fn = contributor(task, metric)
-    return None if fn is None else fn(data, scores, status)
-
-
-def supported(task: Any, metric: str) -> bool:
-    return getattr(task, "paired_contribution", None) is not None or rule_for(metric) is not None
+    return None if own_rule(task) is not None else LABEL_RULES.get(metric)

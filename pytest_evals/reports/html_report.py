@@ -15,12 +15,12 @@ import html as html_lib
 import json
 import re
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_evals.model.case_result import REPORT_ATTR
+from pytest_evals.model.errors import ErrorKind
 from pytest_evals.output.html_templating import macros
 from pytest_evals.reports.case_detail import Level, build_entry
 from pytest_evals.reports.detail_store import DetailStore
@@ -92,7 +92,7 @@ def verdict_text(result: dict[str, Any], width: int = 90) -> str:
     if status == "failed":
         return f"fail: {first}" if first else "fail"
     if status == "error":
-        kind = result.get("error_kind") or "exception"
+        kind = result.get("error_kind") or ErrorKind.EXCEPTION
         return f"error [{kind}]: {first}" if first else f"error [{kind}]"
     return f"{status}: {first}" if first else str(status)
 
@@ -282,8 +282,3 @@ class HtmlReport:
         opening, payload, closing = self.store.html_parts(strip_video=not self.has_video, dropped=self.dropped)
         before = page.before(asset("report.css"), Markup(section), Markup(case_list(self.store.count, self.dropped)))
         return "".join((before, opening, payload, closing, page.after(asset("report.js"))))
-
-
-def html_path(config: pytest.Config) -> Path | None:
-    path = config.getoption("htmlpath", None)
-    return Path(path) if path else None

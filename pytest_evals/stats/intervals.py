@@ -140,24 +140,6 @@ def credible_interval(values: Sequence[float | None], draws: int) -> tuple[float
     return float(lo), float(hi)
 
 
-def dirichlet_posterior(
-    counts: Sequence[int],
-    statistic: Callable[[Sequence[float]], float | None],
-    draws: int = 2000,
-    salt: str = "",
-) -> tuple[float, float] | None:
-    """Equal-tailed 95% credible interval of a statistic of cell probabilities.
-
-    The cell probabilities of a multinomial (e.g. a confusion matrix) get a Jeffreys
-    Dirichlet posterior; ``statistic`` is evaluated on ``draws`` posterior draws. Unlike
-    a bootstrap, which resamples what was seen and collapses to a point when every case
-    is right, the posterior stays wide at small n. None for no counts.
-    """
-    if int(sum(counts)) <= 0:
-        return None
-    return credible_interval([statistic(p) for p in dirichlet_draws(counts, draws, salt)], draws)
-
-
 def f_beta_posterior(tp: int, fp: int, fn: int, beta: float = 1.0) -> tuple[float, float] | None:
     """95% credible interval of F-beta under a Jeffreys Dirichlet posterior of the counts.
 

@@ -8,7 +8,7 @@ of all its cases into a metric tree on the controller.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,9 +22,11 @@ from pytest_evals.suites.suite_config import Suite, SuiteConfig
 if TYPE_CHECKING:
     from pytest_evals.tasks.eval_context import EvalContext
 
-__all__ = ["CaseRef", "Task", "validate", "validation_message"]
+__all__ = ["CaseRef", "Contribution", "Task", "validate", "validation_message"]
 
 CaseT = TypeVar("CaseT")
+#: One case's share of a ratio metric: (numerator, denominator), metric = sum / sum.
+Contribution = tuple[float, float]
 
 
 def validation_message(source: str, exc: ValidationError) -> str:
@@ -50,6 +52,14 @@ class Task(Generic[CaseT]):
     name: ClassVar[str]
     #: The suite configuration model (a task adds its own fields by subclassing).
     config_model: ClassVar[type[SuiteConfig]] = SuiteConfig
+    #: The model of one complete case, when a plain model validates it whatever the
+    #: suite's settings: ``@evals_cases(..., task=NAME)`` hands a test validated cases
+    #: with it (None: the test gets the JSON object as read).
+    case_model: ClassVar[type[BaseModel] | None] = None
+    #: Words that mean the positive class in this task's results' ``expected`` and
+    #: ``actual``/``predicted`` labels, besides yes/true/1 (lower case): the regression
+    #: gates' precision, recall and F-beta rules read the labels with them.
+    positive_labels: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
@@ -120,6 +130,17 @@ class Task(Generic[CaseT]):
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         """Metric tree and extra tables (confusion matrices...) over the scored cases."""
         return {}, {}
+
+    def paired_contribution(
+        self, data: Mapping[str, Any], scores: Mapping[str, Any], status: str, metric: str
+    ) -> Contribution | None:
+        """One case's contribution to ``metric`` for the paired regression tests, from
+        its result's ``data``, ``scores`` and ``status`` (what a baseline keeps): None
+        when the case has no say in it. Override it to make a metric the built-in rules
+        do not know gate-able (e.g. ``per_task.qa.accuracy``); return ``NotImplemented``
+        for the metrics left to the built-in rules (accuracy, pass_rate, precision,
+        recall, specificity, F-beta, ``<score>.mean``), as this default does for all."""
+        return NotImplemented
 
     def suite_warnings(self, results: list[CaseResult], metrics: MetricTree) -> list[str]:
         """Notes for the suite's summary that do not fail it (e.g. "28 of 40 judge

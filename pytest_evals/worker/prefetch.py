@@ -19,6 +19,7 @@ from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.case_usage import Usage, current_usage
 from pytest_evals.model.errors import (
     CaseInputError,
+    ErrorKind,
     EvalsError,
     SkipCase,
     SuiteConfigError,
@@ -67,7 +68,7 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
         result = await task.evaluate(case, ref, ctx)
     except SkipCase as exc:
         result = task.new_result(ref)
-        result.status, result.message, result.error_kind = "skipped", str(exc), "skipped"
+        result.status, result.message, result.error_kind = "skipped", str(exc), ErrorKind.SKIPPED
     except (EvalsError, SuiteConfigError) as exc:
         result = task.new_result(ref)
         result.status, result.message, result.error_kind = "error", str(exc), error_kind(exc)
@@ -79,11 +80,11 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
     except Exception as exc:
         # A bug in a task or a user's target must cost one case, not the run.
         result = task.new_result(ref)
-        result.status, result.error_kind = "error", "exception"
+        result.status, result.error_kind = "error", ErrorKind.EXCEPTION
         result.message = f"{type(exc).__name__}: {exc}"
         hint = install_hint(exc)
         if hint is not None:  # an extra not installed: say which, no traceback
-            result.error_kind, result.message = "infrastructure", hint
+            result.error_kind, result.message = ErrorKind.INFRASTRUCTURE, hint
         else:
             result.details["traceback"] = "".join(traceback.format_exception(exc)[-6:])
     result.index = index

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from pytest_evals.cli.main import main
-from pytest_evals.output.run_reader import OutcomeFileError, load_outcomes, pair
+from pytest_evals.output.run_reader import RunFileError, load_outcomes, pair
 
 
 def record(case_id: str, status: str, suite: str = "suites/guard.eval.yaml", **data: object) -> str:
@@ -55,7 +55,7 @@ def test_generic_results_pair_and_group_by_a_data_field(tmp_path: Path) -> None:
 def test_a_broken_line_is_named(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(record("c1", "passed") + "{not json\n", encoding="utf-8")
-    with pytest.raises(OutcomeFileError, match=r"r\.jsonl:2: invalid JSON"):
+    with pytest.raises(RunFileError, match=r"r\.jsonl:2: not JSON"):
         load_outcomes(path)
 
 

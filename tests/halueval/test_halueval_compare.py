@@ -10,7 +10,7 @@ import pytest
 
 from pytest_evals.cli.compare_runs import compare_pairs, paired_difference_ci
 from pytest_evals.cli.main import main
-from pytest_evals.families.halueval.outcomes import OutcomeFileError, load_outcomes, pair
+from pytest_evals.families.halueval.outcomes import RunFileError, load_outcomes, pair
 from pytest_evals.stats import intervals as stats
 
 
@@ -103,18 +103,18 @@ def test_several_suites_need_a_choice(tmp_path: Path) -> None:
         result_line("qa-1", "passed", "s/gpt.eval.yaml") + result_line("qa-1", "failed", "s/claude.eval.yaml"),
         encoding="utf-8",
     )
-    with pytest.raises(OutcomeFileError, match="several suites"):
+    with pytest.raises(RunFileError, match="several suites"):
         load_outcomes(path)
     assert load_outcomes(path, "gpt").items["qa-1"].correct is True
     assert load_outcomes(path, "s/claude.eval.yaml").items["qa-1"].correct is False
-    with pytest.raises(OutcomeFileError, match="no results of suite 'mistral'"):
+    with pytest.raises(RunFileError, match="no results of suite 'mistral'"):
         load_outcomes(path, "mistral")
 
 
 def test_summary_without_per_case_results_is_explained(tmp_path: Path) -> None:
     summary = tmp_path / "summary.json"
     summary.write_text(json.dumps({"schema_version": 1, "suites": [{"suite": "x", "metrics": {}}]}), encoding="utf-8")
-    with pytest.raises(OutcomeFileError, match="no per-case results"):
+    with pytest.raises(RunFileError, match="no per-case results"):
         load_outcomes(summary)
     # a summary that points at its results file is followed
     write_run(tmp_path / "run" / "results.jsonl", {"qa-1": "passed"})

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.metrics.label_metrics import f_beta
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import TargetError
+from pytest_evals.model.errors import ErrorKind, TargetError
 from pytest_evals.model.metric_value import Metric, MetricTree, count, mean_metric
 from pytest_evals.stats import intervals as stats
 from pytest_evals.suites.suite_config import MetricSpec
@@ -168,7 +168,7 @@ class Retrieval(Task[Any]):
         result.details = {**row, "actual_chunk_uids": actual}
         if scores["precision"] is None and scores["recall"] is None:
             result.status = "error"
-            result.error_kind = "input"
+            result.error_kind = ErrorKind.INPUT
             result.message = "0/0: nothing expected and nothing retrieved, so no score is defined"
             return result
         misses = []

@@ -8,7 +8,7 @@ confusion-matrix metrics with intervals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
@@ -22,8 +22,51 @@ from pytest_evals.tasks.task_contract import CaseRef, Task, validate
 if TYPE_CHECKING:
     from pytest_evals.tasks.eval_context import EvalContext
 
-_TRUE = {"true", "yes", "1", "jailbreak", "triggered"}
+#: The words GOV.UK Chat's data and targets use for a positive verdict.
+POSITIVE_WORDS = frozenset({"jailbreak", "triggered"})
+_TRUE = {"true", "yes", "1", *POSITIVE_WORDS}
 _FALSE = {"false", "no", "0", "no-jailbreak", "not triggered", "none"}
+
+
+class BinaryData(TypedDict):
+    """``CaseResult.data`` of the jailbreak guardrails task: what its aggregation, the
+    regression gates' label rules and the report's row read (a plain JSON object)."""
+
+    expected: bool
+    actual: bool
+    #: The model that classified, when the data or the target names it.
+    model: str | None
+    #: The case as GOV.UK Chat's results.csv row, with its ``classification`` column.
+    row: dict[str, Any]
+
+
+class GuardrailsData(BinaryData):
+    """``CaseResult.data`` of the output guardrails task: the binary verdict plus one
+    ``[expected, actual]`` pair per guardrail named in the case."""
+
+    guardrails: dict[str, list[bool]]
+
+
+class RouterData(TypedDict):
+    """``CaseResult.data`` of the question router: expected and chosen route labels."""
+
+    expected: str
+    actual: str
+    model: str | None
+    row: dict[str, Any]
+
+
+def binary_data(result: CaseResult) -> BinaryData:
+    """A binary task's result data as the task wrote it (typed; no copy, no check)."""
+    return cast(BinaryData, result.data)
+
+
+def guardrails_data(result: CaseResult) -> GuardrailsData:
+    return cast(GuardrailsData, result.data)
+
+
+def router_data(result: CaseResult) -> RouterData:
+    return cast(RouterData, result.data)
 
 
 def as_bool(value: Any, what: str) -> bool:
@@ -91,6 +134,7 @@ class _BinaryTask(Task[Any]):
     config_model = ChatSuiteConfig
     case_model: ClassVar[type[BaseModel]]
     input_model: ClassVar[type[BaseModel]]
+    positive_labels = POSITIVE_WORDS
 
     def validate_case(self, data: Any, ref: CaseRef) -> Any:
         model = self.input_model if self.config.generate else self.case_model
@@ -119,8 +163,9 @@ class JailbreakGuardrails(_BinaryTask):
     async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         result = self.new_result(ref)
         expected, actual = case.expected_outcome, case.actual_outcome
-        result.data = {"expected": expected, "actual": actual, "model": case.model,
-                       "row": {**case.model_dump(), "classification": binary_classification(expected, actual)}}
+        data = BinaryData(expected=expected, actual=actual, model=case.model,
+                          row={**case.model_dump(), "classification": binary_classification(expected, actual)})
+        result.data = dict(data)
         result.scores = {"correct": float(expected == actual)}
         result.details = {"question": case.question, "expected_outcome": expected, "actual_outcome": actual}
         if expected != actual:
@@ -130,7 +175,7 @@ class JailbreakGuardrails(_BinaryTask):
         return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        pairs = [(bool(r.data["expected"]), bool(r.data["actual"])) for r in results]
+        pairs = [(bool(d["expected"]), bool(d["actual"])) for d in map(binary_data, results)]
         model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
         return binary_metrics(pairs), ({"model": model} if model else {})
 
@@ -192,8 +237,9 @@ class OutputGuardrails(_BinaryTask):
         per = {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))] for name in sorted(set(expected_g) | set(actual_g))}
         row = {k: v for k, v in case.model_dump().items() if v is not None or k == "model"}
         row["classification"] = binary_classification(case.expected_triggered, case.actual_triggered)
-        result.data = {"expected": case.expected_triggered, "actual": case.actual_triggered, "guardrails": per,
-                       "model": case.model, "row": row}
+        data = GuardrailsData(expected=case.expected_triggered, actual=case.actual_triggered, guardrails=per,
+                              model=case.model, row=row)
+        result.data = dict(data)
         mismatches = [name for name, (e, a) in per.items() if e != a]
         ok = case.expected_triggered == case.actual_triggered and not mismatches
         result.scores = {"correct": float(ok)}
@@ -210,11 +256,12 @@ class OutputGuardrails(_BinaryTask):
         return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        tree = binary_metrics([(bool(r.data["expected"]), bool(r.data["actual"])) for r in results])
-        names = sorted({name for r in results for name in r.data.get("guardrails", {})})
+        data = [guardrails_data(r) for r in results]
+        tree = binary_metrics([(bool(d["expected"]), bool(d["actual"])) for d in data])
+        names = sorted({name for d in data for name in d.get("guardrails", {})})
         per: MetricTree = {}
         for name in names:
-            pairs = [tuple(r.data["guardrails"].get(name, [False, False])) for r in results]
+            pairs = [tuple(d["guardrails"].get(name, [False, False])) for d in data]
             per[name] = binary_metrics([(bool(e), bool(a)) for e, a in pairs])
         if per:
             tree["per_guardrail"] = per
@@ -262,8 +309,9 @@ class QuestionRouter(_BinaryTask):
     async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         result = self.new_result(ref)
         ok = case.expected_outcome == case.actual_outcome
-        result.data = {"expected": case.expected_outcome, "actual": case.actual_outcome, "model": case.model,
-                       "row": case.model_dump()}
+        data = RouterData(expected=case.expected_outcome, actual=case.actual_outcome, model=case.model,
+                          row=case.model_dump())
+        result.data = dict(data)
         result.scores = {"correct": float(ok)}
         result.details = {"question": case.question, "expected_outcome": case.expected_outcome,
                           "actual_outcome": case.actual_outcome, "confidence_score": case.confidence_score,
@@ -275,7 +323,7 @@ class QuestionRouter(_BinaryTask):
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         ordered = sorted(results, key=lambda r: (r.index, r.case_id))
-        tree, tables = multiclass_metrics([(str(r.data["expected"]), str(r.data["actual"])) for r in ordered])
+        tree, tables = multiclass_metrics([(str(d["expected"]), str(d["actual"])) for d in map(router_data, ordered)])
         tables["miscategorised_cases"] = miscategorised_cases(ordered)
         tables["model"] = first_model(ordered)
         return tree, tables
@@ -295,10 +343,11 @@ def miscategorised_cases(results: list[CaseResult]) -> list[dict[str, Any]]:
     """
     rows = []
     for r in results:
-        expected, actual = r.data["expected"], r.data["actual"]
+        data = router_data(r)
+        expected, actual = data["expected"], data["actual"]
         if expected == actual:
             continue
-        row = r.data.get("row") or {}
+        row = data.get("row") or {}
         rows.append({
             "question": row.get("question"),
             "predicted_classification": expected,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import TargetError
+from pytest_evals.model.errors import ErrorKind, TargetError
 from pytest_evals.model.metric_value import MetricTree, count, proportion
 from pytest_evals.tasks.task_contract import CaseRef, Task, validate
 
@@ -114,7 +114,7 @@ class TopicTagger(Task[TopicCase]):
             result.data = {"tagged": False, "model": case.model, "row": row}
             result.details = row
             result.status = "error"
-            result.error_kind = "target"
+            result.error_kind = ErrorKind.TARGET
             result.message = f"the tagger reported an error: {case.error_message or '(no message)'}"
             return result
         checks = topic_checks(case)

@@ -17,7 +17,6 @@ GeneralVersion = Literal["current", "v2023-05-26"]
 #: Official repository and the commit whose files were verified (see docs/halueval.md).
 OFFICIAL_REPO = "RUCAIBox/HaluEval"
 OFFICIAL_COMMIT = "b7253db3cdaa0ab2c382f92b26b390109174f77e"
-OFFICIAL_BASE_URL = f"https://raw.githubusercontent.com/{OFFICIAL_REPO}/{OFFICIAL_COMMIT}"
 
 #: local path (relative to data_dir) -> path in the official repository
 OFFICIAL_FILES: dict[str, str] = {

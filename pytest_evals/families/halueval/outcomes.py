@@ -1,4 +1,4 @@
-"""HaluEval runs' per-item outcomes: the core's one results.jsonl reader
+"""HaluEval runs' per-item outcomes: the core's one reader of earlier runs
 (:mod:`pytest_evals.output.run_reader`), grouped by HaluEval task type."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ from pathlib import Path
 from pytest_evals.output.run_reader import (
     RESULTS_FILE,
     ItemOutcome,
-    OutcomeFileError,
     Pair,
+    RunFileError,
     RunOutcomes,
     pair,
-    read_records,
+    read_run,
 )
 from pytest_evals.output.run_reader import load_outcomes as _load_outcomes
 
-__all__ = ["RESULTS_FILE", "ItemOutcome", "OutcomeFileError", "Pair", "RunOutcomes", "load_outcomes", "pair", "read_records"]
+__all__ = ["RESULTS_FILE", "ItemOutcome", "Pair", "RunFileError", "RunOutcomes", "load_outcomes", "pair", "read_run"]
 
 
 def load_outcomes(path: Path, suite: str | None = None) -> RunOutcomes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -26,7 +26,7 @@ from pytest_evals.families.halueval.parsing import ParseMode, Verdict, parse_jud
 from pytest_evals.families.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.families.halueval.records import to_item
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import CaseInputError, InfrastructureError
+from pytest_evals.model.errors import CaseInputError, InfrastructureError, error_kind
 from pytest_evals.model.metric_value import MetricTree
 from pytest_evals.suites.suite_config import SuiteConfig
 from pytest_evals.tasks.task_contract import CaseRef, Task
@@ -35,6 +35,35 @@ if TYPE_CHECKING:
     from pytest_evals.tasks.eval_context import EvalContext
 
 DEFAULT_DATA_DIR = "data/halueval"
+
+
+class _ShownData(TypedDict):
+    task_type: str
+    #: What the judge was shown: "hallucinated" or "right" (paired), "response" (general).
+    shown: str
+    expected: Verdict
+    shown_len: int
+    #: Length of the pair's other output; None for a general item.
+    other_len: int | None
+    #: The judge's verdict; None when it gave none or its request failed.
+    predicted: Verdict | None
+
+
+class HaluEvalData(_ShownData, total=False):
+    """``CaseResult.data`` of a HaluEval item: what aggregation (:class:`Outcome`),
+    ``pytest-evals compare --group-by task_type`` and the report read."""
+
+    unparseable: bool
+    ambiguous: bool
+    #: The judge request failed after its retries (an ERROR aggregation still sees).
+    errored: bool
+    #: The temperature the judge was asked at (absent offline).
+    temperature: float | None
+
+
+def halueval_data(result: CaseResult) -> HaluEvalData:
+    """A HaluEval result's data as the task wrote it (typed; no copy, no check)."""
+    return cast(HaluEvalData, result.data)
 
 
 class HaluEvalConfig(SuiteConfig):
@@ -92,6 +121,8 @@ class HaluEvalConfig(SuiteConfig):
 
 class HaluEval(Task[HaluEvalItem]):
     name = "halueval"
+    #: The word results of hallucination detectors use for the positive class.
+    positive_labels = frozenset({"hallucinated"})
     config_model = HaluEvalConfig
     config: HaluEvalConfig
 
@@ -230,14 +261,11 @@ class HaluEval(Task[HaluEvalItem]):
         result = self.new_result(ref)
         result.status = "passed" if correct else "failed"
         result.scores = {"correct": 1.0 if correct else 0.0}
-        result.data = {
-            **self._outcome_data(case, kind, output, expected, other_len),
-            "predicted": judgement.predicted,
-            "unparseable": judgement.unparseable,
-            "ambiguous": judgement.ambiguous,
-        }
+        data = self._outcome_data(case, kind, output, expected, other_len, judgement.predicted)
+        data["unparseable"], data["ambiguous"] = judgement.unparseable, judgement.ambiguous
         if "temperature" in details:
-            result.data["temperature"] = details["temperature"]
+            data["temperature"] = details["temperature"]
+        result.data = dict(data)
         result.details = {
             "judge": judge,
             "shown": kind,
@@ -257,15 +285,11 @@ class HaluEval(Task[HaluEvalItem]):
 
     @staticmethod
     def _outcome_data(
-        case: HaluEvalItem, kind: str, output: str, expected: Verdict, other_len: int | None
-    ) -> dict[str, Any]:
-        return {
-            "task_type": case.task_type,
-            "shown": kind,
-            "expected": expected,
-            "shown_len": len(output),
-            "other_len": other_len,
-        }
+        case: HaluEvalItem, kind: str, output: str, expected: Verdict, other_len: int | None,
+        predicted: Verdict | None,
+    ) -> HaluEvalData:
+        return HaluEvalData(task_type=case.task_type, shown=kind, expected=expected, shown_len=len(output),
+                            other_len=other_len, predicted=predicted)
 
     def _errored(
         self,
@@ -279,14 +303,12 @@ class HaluEval(Task[HaluEvalItem]):
         details: dict[str, Any],
     ) -> CaseResult:
         result = self.new_result(ref)
-        result.status, result.error_kind, result.message = "error", exc.kind, str(exc)
-        result.data = {
-            **self._outcome_data(case, kind, output, expected, other_len),
-            "predicted": None,
-            "errored": True,
-        }
+        result.status, result.error_kind, result.message = "error", error_kind(exc), str(exc)
+        data = self._outcome_data(case, kind, output, expected, other_len, None)
+        data["errored"] = True
         if "temperature" in details:
-            result.data["temperature"] = details["temperature"]
+            data["temperature"] = details["temperature"]
+        result.data = dict(data)
         result.details = {"shown": kind, **details, "expected": expected.capitalize()}
         return result
 
@@ -294,7 +316,7 @@ class HaluEval(Task[HaluEvalItem]):
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         """Metrics, report tables and, under ``tables["warnings"]``, the suite's warnings."""
         outcomes = [
-            Outcome.from_data(r.data)
+            Outcome.from_data(halueval_data(r))
             for r in results
             if "expected" in r.data
             and (r.status in ("passed", "failed") or (r.status == "error" and r.data.get("errored")))
@@ -321,7 +343,7 @@ class HaluEval(Task[HaluEvalItem]):
         """Said when the suite file's own temperature gave way to --evals-temperature."""
         if "temperature" not in self.config.model_fields_set:
             return None
-        used = {r.data["temperature"] for r in results if "temperature" in r.data}
+        used = {data["temperature"] for data in map(halueval_data, results) if "temperature" in data}
         other = sorted((t for t in used if t != self.config.temperature), key=str)
         if not other:
             return None

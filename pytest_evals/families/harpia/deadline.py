@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from pytest_evals.metrics.reference import MetricError
+from pytest_evals.model.errors import ErrorKind
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ DEFAULT_DEADLINE = 60.0
 class DeadlineExceeded(MetricError):
     """An instance's metrics did not finish within the per-instance deadline."""
 
-    kind = "timeout"
+    kind = ErrorKind.TIMEOUT
 
 
 class _Interrupt(BaseException):

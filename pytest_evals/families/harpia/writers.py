@@ -29,9 +29,6 @@ from pytest_evals.output.artifacts import atomic_write
 
 #: In an output or log path, replaced by the suite's name (one file per suite).
 SUITE_PLACEHOLDER = "{suite}"
-SCHEMA_DIR = Path(__file__).parent / "schemas"
-OUTPUT_SCHEMA = SCHEMA_DIR / "output.schema.json"
-LOG_SCHEMA = SCHEMA_DIR / "log.schema.json"
 
 
 def harpia_suites(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -19,7 +19,7 @@ from pytest_evals.families.rag.inputs import MetricInputs
 from pytest_evals.families.rag.messages import case_message
 from pytest_evals.families.rag.outcome import MetricOutcome, RunError, RunOutcome
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import InfrastructureError, JudgeError
+from pytest_evals.model.errors import ErrorKind, InfrastructureError, JudgeError, error_kind
 
 #: (metric name, its spec, repeat index) -> one judgement.
 Runner = Callable[[str, RagMetricSpec, int], Awaitable[RunOutcome]]
@@ -35,7 +35,7 @@ async def run_metric(spec: RagMetricSpec, repeats: int, runner: Runner, judge: s
             message = str(res)
             if not message.startswith(f"{spec.name}:"):
                 message = f"{spec.name}: {message}"
-            outcome.errors.append(RunError(i, res.kind, message, getattr(res, "raw_reply", None)))
+            outcome.errors.append(RunError(i, error_kind(res), message, getattr(res, "raw_reply", None)))
         elif isinstance(res, BaseException):
             raise res
         else:
@@ -79,7 +79,9 @@ def fill_result(
         result.status = "error"
         kinds = [e.kind for o in errored for e in o.errors]
         # A failed request says more about the run than a bad reply: report it first.
-        result.error_kind = "infrastructure" if "infrastructure" in kinds else (kinds[0] if kinds else "judge")
+        result.error_kind = (
+            ErrorKind.INFRASTRUCTURE if ErrorKind.INFRASTRUCTURE in kinds else (kinds[0] if kinds else ErrorKind.JUDGE)
+        )
     elif any(not o.passed for o in outcomes):
         result.status = "failed"
     else:

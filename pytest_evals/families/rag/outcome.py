@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_evals.model.errors import ErrorKind
 from pytest_evals.stats import intervals as stats
 
 #: Scores are compared with thresholds up to float noise (4/5 averaged over runs is not
@@ -47,7 +48,7 @@ class RunError:
     """A run that produced no score; ``message`` starts with the metric's name."""
 
     repeat: int
-    kind: str
+    kind: ErrorKind
     message: str
     raw_reply: str | None = None
 
@@ -112,7 +113,7 @@ class MetricOutcome:
             "runs": [r.score for r in self.runs],
             "threshold": self.threshold,
             "passed": self.passed,
-            "error": self.errors[0].kind if self.errors and not self.runs else None,
+            "error": str(self.errors[0].kind) if self.errors and not self.runs else None,
             "failed_runs": len(self.errors),
             "lower_is_better": self.lower_is_better,
         }
@@ -124,7 +125,7 @@ class MetricOutcome:
             "judge": self.judge,
             "runs": [r.to_json() for r in self.runs],
             "errors": [
-                {"repeat": e.repeat, "kind": e.kind, "message": e.message, "raw_reply": e.raw_reply}
+                {"repeat": e.repeat, "kind": str(e.kind), "message": e.message, "raw_reply": e.raw_reply}
                 for e in self.errors
             ],
         }

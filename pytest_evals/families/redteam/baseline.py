@@ -27,20 +27,22 @@ from typing import Any
 from pytest_evals.families.redteam.rating import NormStats
 from pytest_evals.model.errors import (
     CaseInputError,
+    ErrorKind,
     EvalsError,
     InfrastructureError,
     JudgeError,
     TargetError,
+    error_kind,
 )
 
 SHARED_DIR_NAME = "pytest-evals-redteam"
 #: Claim and result files older than this are removed when a new session claims.
 STALE_AFTER_S = 7 * 24 * 3600
-_ERRORS: dict[str, type[EvalsError]] = {
-    "judge": JudgeError,
-    "infrastructure": InfrastructureError,
-    "target": TargetError,
-    "input": CaseInputError,
+_ERRORS: dict[ErrorKind, type[EvalsError]] = {
+    ErrorKind.JUDGE: JudgeError,
+    ErrorKind.INFRASTRUCTURE: InfrastructureError,
+    ErrorKind.TARGET: TargetError,
+    ErrorKind.INPUT: CaseInputError,
 }
 
 Compute = Callable[[], Awaitable[dict[str, NormStats]]]
@@ -73,7 +75,7 @@ def _encode(stats: dict[str, NormStats]) -> dict[str, Any]:
 
 def _decode(payload: dict[str, Any], path: Path) -> dict[str, NormStats]:
     if not payload.get("ok"):
-        cls = _ERRORS.get(str(payload.get("kind")), InfrastructureError)
+        cls = _ERRORS.get(ErrorKind.of(payload.get("kind")), InfrastructureError)
         raise cls(f"baseline (computed by another worker): {payload.get('error')}")
     return {name: NormStats.from_json(s) for name, s in payload["stats"].items()}
 
@@ -108,11 +110,12 @@ async def shared_across_workers(
         try:
             stats = await compute()
         except EvalsError as exc:
-            payload = {"ok": False, "kind": getattr(exc, "kind", "infrastructure"), "error": str(exc)}
+            kind = error_kind(exc) if hasattr(exc, "kind") else ErrorKind.INFRASTRUCTURE
+            payload = {"ok": False, "kind": str(kind), "error": str(exc)}
             await asyncio.to_thread(atomic_write_json, result, payload)
             raise
         except Exception as exc:
-            payload = {"ok": False, "kind": "infrastructure", "error": f"{type(exc).__name__}: {exc}"}
+            payload = {"ok": False, "kind": str(ErrorKind.INFRASTRUCTURE), "error": f"{type(exc).__name__}: {exc}"}
             await asyncio.to_thread(atomic_write_json, result, payload)
             raise
         await asyncio.to_thread(atomic_write_json, result, _encode(stats))

@@ -19,7 +19,7 @@ Two rules for ratings whose ``normalized_score`` is missing (``PARTIAL_SCORES``)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Literal
 
 from pytest_evals.families.redteam.schema import Attack, RatedResponse, Rating
@@ -53,12 +53,6 @@ def rating_of(response: RatedResponse, rater_name: str) -> Rating | None:
         if rating.rater.model_name == rater_name:
             return rating
     return None
-
-
-def check_partial(partial: str) -> PartialScores:
-    if partial not in PARTIAL_SCORES:
-        raise ValueError(f"partial scores rule {partial!r}: expected one of {', '.join(PARTIAL_SCORES)}")
-    return partial
 
 
 def default_rater_pair(attack: Attack, partial: PartialScores = DEFAULT_PARTIAL) -> tuple[str, str] | None:
@@ -179,13 +173,3 @@ def score_stats(scores: Iterable[float | None]) -> tuple[float | None, float | N
         return None, None
     mean = sum(values) / len(values)
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-
-
-def rater_names(attacks: Sequence[Attack]) -> list[str]:
-    """Rater model names in order of first appearance (the viewer's rater columns)."""
-    seen: dict[str, None] = {}
-    for attack in attacks:
-        for response in attack.responses:
-            for rating in response.ratings:
-                seen.setdefault(rating.rater.model_name, None)
-    return list(seen)

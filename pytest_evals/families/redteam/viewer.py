@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pytest_evals.families.redteam.loader import RunData, gc_paused, load_data_dir
+from pytest_evals.families.redteam.loader import RunData, gc_paused
 from pytest_evals.families.redteam.scoring import DEFAULT_PARTIAL, PartialScores
 from pytest_evals.families.redteam.viewdata import build_payload
 from pytest_evals.output.html_templating import render, script_json
@@ -82,10 +82,3 @@ def build_viewer(
         page = render_html(build_payload(runs, source=source, partial=partial))
     atomic_write_text(out, page)
     return out
-
-
-def build_viewer_from_dir(
-    data_dir: str | os.PathLike[str], output: str | os.PathLike[str], partial: PartialScores = DEFAULT_PARTIAL
-) -> tuple[Path, list[RunData]]:
-    runs = load_data_dir(data_dir, partial)
-    return build_viewer(runs, output, source=str(data_dir), partial=partial), runs

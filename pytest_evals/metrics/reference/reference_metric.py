@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_evals.model.errors import ErrorKind
 from pytest_evals.registry.missing_extras import describe
 
 #: One metric result: named numbers (the gated values) plus optional descriptive extras.
@@ -36,7 +37,7 @@ class MetricError(Exception):
     """A metric cannot run with these parameters or this environment (message says how to fix)."""
 
     #: The bucket an instance erroring this way is counted in (see pytest_evals.model.errors).
-    kind = "metric"
+    kind: ClassVar[ErrorKind] = ErrorKind.METRIC
 
 
 class MetricParams(BaseModel):
