@@ -186,7 +186,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
-    # Suite items (collect.py) put their result on the report; others lack the method.
+    # Suite items (suite_items.py) put their result on the report; others lack the method.
     attach = getattr(item, "evals_attach_result", None)
     if attach is not None:
         attach(report, call.when)
@@ -195,7 +195,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # A case failure reaches the xdist controller as text and crash location (collect.py).
+    # A case failure reaches the xdist controller as text and crash location (suite_items.py).
     crash = getattr(report, "evals_crash", None)
     if crash is not None and isinstance(report.longrepr, str):
         from pytest_evals.collection.suite_items import restore_failure_repr

@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _scrub_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     longrepr = report.longrepr
     if longrepr is not None and not isinstance(longrepr, tuple):
-        # A suite case's failure text was scrubbed when it was built (collect.py):
+        # A suite case's failure text was scrubbed when it was built (suite_items.py):
         # rendering it again only to search it was a tenth of a cached run.
         if not getattr(longrepr, "evals_scrubbed", False):
             text = longrepr if isinstance(longrepr, str) else str(report.longreprtext)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_evals.model.errors import SuiteConfigError
 
 if TYPE_CHECKING:
-    # paired.py computes with numpy: loaded when a baseline is compared, not when the
+    # paired_tests.py computes with numpy: loaded when a baseline is compared, not when the
     # plugin parses gates.
     from pytest_evals.regression.paired_tests import PairedTest
 

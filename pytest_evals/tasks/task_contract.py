@@ -93,7 +93,7 @@ class Task(Generic[CaseT]):
 
     # -- evaluation ---------------------------------------------------------------
     #: Cases usually complete without waiting once the judge's answers are cached (no
-    #: target, no gather): try each on pytest's thread first (see inline.py). Code
+    #: target, no gather): try each on pytest's thread first (see inline_eval.py). Code
     #: that waits must call ``inline.require_io()`` first.
     inline_cached: bool = False
 

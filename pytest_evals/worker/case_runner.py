@@ -47,7 +47,7 @@ class CaseRunner:
         config.stash[ENGINE_KEY] = self.engine
         self.ctx = EvalContext(config, self.engine)
         self.case_timeout = float(config.getini("evals_case_timeout") or 900)
-        #: Cases are tried on pytest's thread until one needs I/O (see inline.py).
+        #: Cases are tried on pytest's thread until one needs I/O (see inline_eval.py).
         self._inline = True
         #: Cases this process evaluated on pytest's thread (the rest went to the engine).
         self.inline_cases = 0
