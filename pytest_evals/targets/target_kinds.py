@@ -22,7 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_evals.hardening.code_escapes import describe_escape, is_code_escape
 from pytest_evals.model.errors import SuiteConfigError, TargetError
+from pytest_evals.targets.daemon_threads import THREADS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -96,8 +98,9 @@ class CallableTarget:
         try:
             if self._is_async:
                 return await self.func(case)
-            # Sync user code may block (HTTP, subprocess): keep it off the event loop.
-            return await asyncio.to_thread(self.func, case)
+            # Sync user code may block (HTTP, subprocess): keep it off the event loop,
+            # on threads that do not keep pytest alive when it hangs.
+            return await asyncio.wrap_future(THREADS.submit(self.func, case))
         except Exception as exc:
             from pytest_evals.registry.missing_extras import install_hint
 
@@ -105,6 +108,12 @@ class CallableTarget:
             if hint is not None:
                 raise TargetError(f"target {self.description}: {hint}") from exc
             raise TargetError(f"target {self.description} raised {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:
+            # SystemExit from a click/argparse main(), KeyboardInterrupt, a BaseException
+            # of its own: the case's error, not the end of the engine loop or of pytest.
+            if not is_code_escape(exc):
+                raise
+            raise TargetError(f"target {self.description} raised {describe_escape(exc)}") from None
 
 
 class CommandTarget:
