@@ -10,7 +10,6 @@ docs/harpia.md and fixed by the JSON Schemas in ``pytest_evals/families/harpia/s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pytest_evals.families.harpia.scores import (
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output import strict_json as strictjson
 from pytest_evals.output.artifacts import atomic_write
+from pytest_evals.suites.json_files import JsonFileError, read_json_file
 
 #: In an output or log path, replaced by the suite's name (one file per suite).
 SUITE_PLACEHOLDER = "{suite}"
@@ -126,7 +126,10 @@ class LiveLog:
 def load_output(path: Path) -> list[dict[str, Any]]:
     """Read a HarpIA output file (ours or HarpIA Lab's): either time key is accepted, and
     each object is given both (``elapsed_time`` and ``elapsed time``)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = read_json_file(path)  # bounded: a regular file, size and depth limits
+    except JsonFileError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     objects = data if isinstance(data, list) else [data]
     out = []
     for obj in objects:
