@@ -101,7 +101,12 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
         live.close()  # the complete log replaces what was appended
     if not any("harpia" in (s.get("tables") or {}) for s in summary.get("suites", [])):
         return  # no HarpIA suite in this run: the writers (and metrics) are not imported
-    from pytest_evals.families.harpia.writers import harpia_suites, write_log, write_output
+    from pytest_evals.families.harpia.writers import (
+        SuiteFileNames,
+        harpia_suites,
+        write_log,
+        write_output,
+    )
 
     suites = harpia_suites(summary)
     # Caveats and warnings of the metrics (BERTScore's model, truncated texts) on the terminal.
@@ -117,13 +122,16 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -
         return
     from pytest_evals.controller.aggregator import get_aggregator
 
+    # One naming for the live log and both final files: a suite's output and log share
+    # its name, and same-named suites stay apart (t, t-2).
+    names = live.names if live is not None else SuiteFileNames()
     written: list[tuple[str, Path]] = []
     if output:
-        written += [("output", p) for p in write_output(_resolve(config, output), suites)]
+        written += [("output", p) for p in write_output(_resolve(config, output), suites, names)]
     if log:
         agg = get_aggregator(config)
         results = agg.results_by_suite() if agg is not None else {}
-        written += [("log", p) for p in write_log(_resolve(config, log), suites, results)]
+        written += [("log", p) for p in write_log(_resolve(config, log), suites, results, names)]
     config.stash[_WRITTEN] = written
     summary["harpia"] = {kind: [str(p) for k, p in written if k == kind] for kind in ("output", "log")}
 
