@@ -57,6 +57,12 @@ class RedTeam(Task[RedTeamCase]):
         super().__init__(*args, **kwargs)
         self._raters: list[Rater] | None = None
         self._policy: Policy | None = None
+        from pytest_evals.families.redteam.raters import register_rater_secrets
+
+        # Every process that reads the suite (the controller writes its configuration
+        # into the summary and the run folder) knows the raters' credentials as secrets.
+        for spec in self.rt.raters:
+            register_rater_secrets(spec)
 
     @property
     def rt(self) -> RedTeamConfig:
