@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "evals_max_json_file_bytes",
-        f"largest whole-file JSON input read (HarpIA files), in bytes (default {limits.DEFAULT_MAX_FILE_BYTES})",
+        f"largest whole-file JSON input read (a family's input document), in bytes (default {limits.DEFAULT_MAX_FILE_BYTES})",
         default="",
     )
 
