@@ -17,8 +17,8 @@ is the person's.
 
 from __future__ import annotations
 
-import asyncio
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -72,7 +72,12 @@ def is_code_escape(exc: BaseException) -> bool:
     """True when ``exc`` (not an ``Exception``) was raised by user code to leave, and so
     becomes the case's error; False for what must go on propagating: cancellation,
     generator closing, the package's own control flow and a person's interrupt."""
-    if isinstance(exc, Exception | asyncio.CancelledError | GeneratorExit):
+    if isinstance(exc, Exception | GeneratorExit):
+        return False
+    # Looked up, not imported: a run without suites never loads asyncio, and without it
+    # no task can have been cancelled.
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None and isinstance(exc, asyncio.CancelledError):
         return False
     if type(exc).__module__.startswith(_PACKAGE):
         return False
