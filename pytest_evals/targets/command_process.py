@@ -48,10 +48,14 @@ class OutputTooLarge(Exception):
         self.limit = limit
 
 
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid`` (gone already: nothing to do)."""
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the command's process group (gone already: nothing to do). Without
+    process groups (Windows) only the command itself can be killed."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        elif proc.returncode is None:
+            proc.kill()
 
 
 async def run_command(
@@ -87,7 +91,7 @@ async def run_command(
             if len(stdout) > max_output:
                 overflow = True
                 del stdout[max_output:]
-                kill_group(proc.pid)
+                kill_group(proc)
                 return
 
     async def read_stderr(stream: asyncio.StreamReader) -> None:
@@ -105,7 +109,7 @@ async def run_command(
             raise CommandTimeout from None
         await asyncio.wait(readers, timeout=DRAIN_SECONDS)
     finally:
-        kill_group(proc.pid)
+        kill_group(proc)
         for task in (*readers, feeder):
             task.cancel()
         await asyncio.gather(*readers, feeder, return_exceptions=True)
