@@ -2,7 +2,8 @@
 
 A task proposes an id per case (the data's ``id``, ``line-N``, ...). Every proposed id
 is first made node-id safe (:func:`pytest_evals.suites.jsonl_cases.safe_id`: no whitespace, ``::``
-or brackets), so brackets are free for the one suffix added here: the second and later
+or brackets; an id that had to change ends with a hash of the original, so distinct ids
+stay distinct), so brackets are free for the one suffix added here: the second and later
 cases proposing the same id become ``<id>[dup-2]``, ``<id>[dup-3]``... A suffixed id holds
 a bracket and no proposed id can, and (id, occurrence) pairs are distinct, so no two
 cases share a node id whatever ids the data holds (a renaming scheme that produces

@@ -68,6 +68,7 @@ class SuiteCache:
     def _load(self, path: Path, nodeid: str) -> tuple[Suite, Task[Any]] | EvalsError:
         from pytest_evals.registry.family_registry import implicit_suite
         from pytest_evals.suites.suite_config import load_suite
+        from pytest_evals.targets.target_kinds import command_limit_problems
         from pytest_evals.tasks import TASK_CATALOG, get_task_class
 
         try:
@@ -75,6 +76,9 @@ class SuiteCache:
                 path, nodeid, self.overrides, implicit_suite(path), self.used_overrides,
                 rootdir=self.config.rootpath, catalog=TASK_CATALOG,
             )
+            problems = command_limit_problems(suite.config.target)
+            if problems:
+                raise SuiteConfigError("\n".join([f"{path}: invalid suite configuration", *(f"  {p}" for p in problems)]))
             return suite, get_task_class(suite.config.task)(suite)
         except EvalsError as exc:
             return exc

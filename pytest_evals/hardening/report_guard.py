@@ -35,7 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "evals_max_json_depth",
-        f"deepest nesting of a JSONL case (default {limits.DEFAULT_MAX_DEPTH})",
+        f"deepest nesting of a JSONL case or JSON input file (default {limits.DEFAULT_MAX_DEPTH})",
+        default="",
+    )
+    parser.addini(
+        "evals_max_json_file_bytes",
+        f"largest whole-file JSON input read (a family's input document), in bytes (default {limits.DEFAULT_MAX_FILE_BYTES})",
         default="",
     )
 
@@ -58,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     limits.set_limits(
         max_line_bytes=_positive_int(config, "evals_max_line_bytes", limits.DEFAULT_MAX_LINE_BYTES),
         max_depth=_positive_int(config, "evals_max_json_depth", limits.DEFAULT_MAX_DEPTH),
+        max_file_bytes=_positive_int(config, "evals_max_json_file_bytes", limits.DEFAULT_MAX_FILE_BYTES),
     )
     config.stash[_problems_key] = []
 

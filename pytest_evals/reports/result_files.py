@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.hardening.spreadsheet_cells import spreadsheet_safe
 from pytest_evals.model import value_format as fmt
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output import strict_json as strictjson
@@ -60,11 +61,23 @@ def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """The rows as CSV; text cells (the header too: data field names) are neutralised
+    against formula injection."""
+    return csv_lines([list(header), *([_cell(row.get(k)) for k in header] for row in rows)])
+
+
+def csv_lines(lines: Iterable[Sequence[Any]]) -> str:
+    """Rows of cells as CSV, every text cell made safe to open in a spreadsheet."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(header), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _cell(row.get(k)) for k in header})
+    writer = csv.writer(buf, lineterminator="\n")
+    # Python < 3.12 leaves a field holding a bare CR unquoted when lines end in LF;
+    # spreadsheets end the row there, and what follows the CR would start a new cell
+    # unneutralised. Such rows are written with every field quoted.
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for line in lines:
+        cells = [spreadsheet_safe(cell) for cell in line]
+        bare_cr = any(isinstance(cell, str) and "\r" in cell for cell in cells)
+        (quoted if bare_cr else writer).writerow(cells)
     return buf.getvalue()
 
 
@@ -213,9 +226,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
                 labels = [str(x) for x in cm["labels"]]
                 lines = [[f"{cm.get('rows', 'expected')}\\{cm.get('columns', 'actual')}", *labels]]
                 lines += [[label, *row] for label, row in zip(labels, cm.get("matrix") or [], strict=False)]
-                buf = io.StringIO()
-                csv.writer(buf, lineterminator="\n").writerows(lines)
-                atomic_write(sub / "confusion_matrix.csv", buf.getvalue())
+                atomic_write(sub / "confusion_matrix.csv", csv_lines(lines))
                 files["confusion_matrix_csv"] = f"{name}/confusion_matrix.csv"
         plot_files = []
         for p in plots.get(suite_id, []):

@@ -13,6 +13,7 @@ before the parser's recursion can take the session down. Both are per-case ERROR
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -105,10 +106,25 @@ _ID_FIELD = re.compile(rb'"id"\s*:')
 _UNSAFE = re.compile(r"\s+|::|[\[\]]")
 
 
+def id_text(value: object) -> str:
+    """The id as the data gives it, for telling ids apart (duplicates are judged on it)."""
+    return str(value).strip()
+
+
 def safe_id(value: object) -> str:
-    """A case id usable inside a pytest node id (no whitespace, '::' or brackets)."""
-    text = escape_surrogates(str(value).strip())
-    return _UNSAFE.sub("_", text) or "_"
+    """A case id usable inside a pytest node id (no whitespace, '::' or brackets).
+
+    An id that is already safe is its own node id. Any other is made safe and suffixed
+    with a hash of the original, so distinct ids stay distinct: ``a::b``, ``a\\nb`` and
+    ``a b`` all read ``a_b`` but end differently, and ``q 1`` is not ``q_1``. Safe ids
+    never change again (the function is idempotent).
+    """
+    raw = id_text(value)
+    safe = _UNSAFE.sub("_", escape_surrogates(raw)) or "_"
+    if safe == raw:
+        return safe
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe}~{digest}"
 
 
 def display_path(path: Path | str) -> str:
@@ -184,6 +200,7 @@ def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
         count += 1
         error = None
         case_id: str | None = None
+        original: str | None = None
         if isinstance(body, OversizedLine):
             error = line_too_long(path, line_no, length)
         elif id_pattern.search(body):
@@ -199,16 +216,18 @@ def jsonl_refs(path: Path, id_field: str = "id") -> Iterator[CaseRef]:
                 except (UnicodeDecodeError, ValueError, RecursionError):
                     data = None
             if isinstance(data, dict) and isinstance(data.get(id_field), (str, int)) and str(data[id_field]).strip():
-                case_id = safe_id(data[id_field])
+                case_id, original = safe_id(data[id_field]), id_text(data[id_field])
         name = case_id or f"line-{line_no}"
-        if name in seen and error is None:
+        # Duplicates are judged on the id as written: two ids made safe alike are not one.
+        key = original or name
+        if key in seen and error is None:
             error = (
-                f"{shown}:{line_no}: duplicate id {name!r} (first used at line {seen[name]}); "
+                f"{shown}:{line_no}: duplicate id {key!r} (first used at line {seen[key]}); "
                 "ids must be unique within a file"
             )
             # The node id gets its unambiguous suffix in case_ids.unique_refs.
         else:
-            seen[name] = line_no
+            seen[key] = line_no
         yield CaseRef(
             case_id=name,
             source=f"{shown}:{line_no}",

@@ -207,12 +207,41 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping of the suite file gives the same key twice."""
+
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r} at line {line} (first given at line {first_line})")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+class _SuiteLoader(yaml.SafeLoader):
+    """``SafeLoader`` refusing a key given twice in one mapping.
+
+    PyYAML keeps the last value: ``{min: 0.99}`` followed by ``{min: 0.1}`` would silently
+    loosen a gate. Keys brought in by a merge (``<<: *base``) may still be overridden.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    raise DuplicateKeyError(key, line, first[key])
+                first[key] = line
+        return super().construct_mapping(node, deep)
+
+
 def load_yaml_limited(text: str, where: str) -> Any:
     """``yaml.safe_load`` with a size and alias-expansion limit, checked before any
     value is constructed, so a hostile file fails in milliseconds."""
     if len(text) > MAX_SUITE_BYTES:
         raise SuiteConfigError(f"{where}: suite file is {len(text)} characters, over the limit of {MAX_SUITE_BYTES}")
-    loader = yaml.SafeLoader(text)
+    loader = _SuiteLoader(text)
     try:
         try:
             node = loader.get_single_node()
@@ -242,6 +271,11 @@ def read_yaml(path: Path) -> dict[str, Any]:
         raise SuiteConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         raw = load_yaml_limited(text, str(path))
+    except DuplicateKeyError as exc:
+        raise SuiteConfigError(
+            f"{path}:{exc.line}: duplicate key {exc.key!r} (first given at line {exc.first_line}); "
+            "each key may appear once in a mapping"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals.llm.settings import DEFAULT_MAX_BODY_BYTES
 from pytest_evals.model.errors import SuiteConfigError, TargetError
 from pytest_evals.targets.target_kinds import (
     CallableTarget,
@@ -129,8 +130,8 @@ class OutputExpression:
 class MappedCommandTarget(CommandTarget):
     """A command target with per-case environment variables and a mapped output."""
 
-    def __init__(self, spec: dict[str, Any], cwd: str) -> None:
-        super().__init__(spec, cwd)
+    def __init__(self, spec: dict[str, Any], cwd: str, *, max_output: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        super().__init__(spec, cwd, max_output=max_output)
         self.input_env = {str(k): str(v) for k, v in (spec.get("input_env") or {}).items()}
         raw_map = spec.get("output_map") or {}
         if not isinstance(raw_map, Mapping):
@@ -174,17 +175,27 @@ class MappedCommandTarget(CommandTarget):
         return mapped
 
 
-def command_target(spec: dict[str, Any], suite_dir: str) -> CommandTarget:
+def command_target(spec: dict[str, Any], suite_dir: str, *, max_output: int = DEFAULT_MAX_BODY_BYTES) -> CommandTarget:
     """The command target for ``spec``, with the adapters when it uses any."""
     if not any(k in spec for k in ADAPTER_KEYS):
-        return CommandTarget(spec, suite_dir)
+        return CommandTarget(spec, suite_dir, max_output=max_output)
     cwd = suite_dir
     if spec.get("cwd"):
         path = Path(str(spec["cwd"])).expanduser()
         cwd = str(path if path.is_absolute() else Path(suite_dir) / path)
         if not Path(cwd).is_dir():
             raise SuiteConfigError(f"target.cwd {spec['cwd']!r}: no such folder ({cwd})")
-    return MappedCommandTarget(spec, cwd)
+    return MappedCommandTarget(spec, cwd, max_output=max_output)
+
+
+def output_cap(config: pytest.Config) -> int:
+    """The most a command target may print on stdout: ini ``evals_max_response_bytes``,
+    the cap of a model's response body (an invalid value is reported by the LLM settings)."""
+    try:
+        value = int(str(config.getini("evals_max_response_bytes") or "").strip() or DEFAULT_MAX_BODY_BYTES)
+    except ValueError:
+        return DEFAULT_MAX_BODY_BYTES
+    return value if value > 0 else DEFAULT_MAX_BODY_BYTES
 
 
 def make_target(suite: Suite, config: pytest.Config, client: Callable[[], LLMClient]) -> Target:
@@ -206,7 +217,7 @@ def make_target(suite: Suite, config: pytest.Config, client: Callable[[], LLMCli
         return CallableTarget(import_object(str(spec["callable"]), search_dir), str(spec["callable"]))
     if "command" in spec:
         # cwd, input_env, output_map, output_hook (GOV.UK's rake tasks as targets)
-        return command_target(spec, search_dir)
+        return command_target(spec, search_dir, max_output=output_cap(config))
     if "model" in spec:
         return ModelTarget(spec, client)
     raise SuiteConfigError(

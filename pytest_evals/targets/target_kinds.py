@@ -14,15 +14,20 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_evals.hardening.code_escapes import describe_escape, is_code_escape
+from pytest_evals.llm.settings import DEFAULT_MAX_BODY_BYTES
 from pytest_evals.model.errors import SuiteConfigError, TargetError
+from pytest_evals.targets.command_process import CommandTimeout, OutputTooLarge, run_command
+from pytest_evals.targets.daemon_threads import THREADS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -96,8 +101,9 @@ class CallableTarget:
         try:
             if self._is_async:
                 return await self.func(case)
-            # Sync user code may block (HTTP, subprocess): keep it off the event loop.
-            return await asyncio.to_thread(self.func, case)
+            # Sync user code may block (HTTP, subprocess): keep it off the event loop,
+            # on threads that do not keep pytest alive when it hangs.
+            return await asyncio.wrap_future(THREADS.submit(self.func, case))
         except Exception as exc:
             from pytest_evals.registry.missing_extras import install_hint
 
@@ -105,19 +111,30 @@ class CallableTarget:
             if hint is not None:
                 raise TargetError(f"target {self.description}: {hint}") from exc
             raise TargetError(f"target {self.description} raised {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:
+            # SystemExit from a click/argparse main(), KeyboardInterrupt, a BaseException
+            # of its own: the case's error, not the end of the engine loop or of pytest.
+            if not is_code_escape(exc):
+                raise
+            raise TargetError(f"target {self.description} raised {describe_escape(exc)}") from None
 
 
 class CommandTarget:
-    def __init__(self, spec: dict[str, Any], cwd: str) -> None:
+    def __init__(self, spec: dict[str, Any], cwd: str, *, max_output: int = DEFAULT_MAX_BODY_BYTES) -> None:
         command = spec["command"]
         self.argv: list[str] = shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
         if not self.argv:
             raise SuiteConfigError("target.command is empty")
-        self.timeout = float(spec.get("timeout", 120))
+        problems = command_limit_problems(spec)
+        if problems:
+            raise SuiteConfigError("; ".join(problems))
+        self.timeout = float(spec.get("timeout", DEFAULT_COMMAND_TIMEOUT))
         self.env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
         self.cwd = cwd
+        #: stdout beyond this ends the case as an error (a model's response body has the same cap).
+        self.max_output = max_output
         # GOV.UK runs their generate commands five at a time.
-        self._limit = asyncio.Semaphore(int(spec.get("concurrency", 5)))
+        self._limit = asyncio.Semaphore(int(spec.get("concurrency", DEFAULT_COMMAND_CONCURRENCY)))
         self.description = f"command {shlex.join(self.argv)!r}"
 
     async def run(self, case: dict[str, Any], extra_env: dict[str, str] | None = None) -> Any:
@@ -137,30 +154,52 @@ class CommandTarget:
 
     async def _run(self, payload: bytes, env: dict[str, str]) -> Any:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=env,
+            done = await run_command(
+                self.argv, payload, cwd=self.cwd, env=env, timeout=self.timeout, max_output=self.max_output
             )
         except OSError as exc:
             raise TargetError(f"{self.description} could not start: {exc}") from exc
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(payload), self.timeout)
-        except asyncio.TimeoutError:
-            proc.kill()
-            await proc.wait()
-            raise TargetError(f"{self.description} timed out after {self.timeout:g} s") from None
-        if proc.returncode != 0:
-            tail = err.decode(errors="replace").strip()[-500:]
-            raise TargetError(f"{self.description} exited with status {proc.returncode}: {tail}")
-        text = out.decode(errors="replace").strip()
+        except CommandTimeout:
+            raise TargetError(
+                f"{self.description} timed out after {self.timeout:g} s (it and the processes it started were killed)"
+            ) from None
+        except OutputTooLarge as exc:
+            raise TargetError(
+                f"{self.description} {exc} (the limit is evals_max_response_bytes); it was stopped"
+            ) from None
+        if done.status != 0:
+            tail = done.stderr_tail.decode(errors="replace").strip()[-500:]
+            raise TargetError(f"{self.description} exited with status {done.status}: {tail}")
+        text = done.stdout.decode(errors="replace").strip()
         try:
             return json.loads(text)
         except ValueError:
             raise TargetError(f"{self.description} did not print JSON; stdout began: {text[:200]!r}") from None
+        except RecursionError:
+            raise TargetError(f"{self.description} printed JSON nested too deeply") from None
+
+
+#: Seconds a command target may run per case, and how many run at once, unless the
+#: suite's ``target`` says otherwise.
+DEFAULT_COMMAND_TIMEOUT = 120.0
+DEFAULT_COMMAND_CONCURRENCY = 5
+
+
+def command_limit_problems(spec: Any) -> list[str]:
+    """What is wrong with a command target's ``timeout`` (seconds above 0) and
+    ``concurrency`` (a whole number >= 1). Checked when the suite loads: a bad value is
+    the suite's ERROR naming the field, not an exception in every case (nor every case
+    waiting for a slot that never frees, with ``concurrency: 0``)."""
+    if not isinstance(spec, Mapping) or "command" not in spec:
+        return []
+    problems = []
+    timeout = spec.get("timeout", DEFAULT_COMMAND_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0:
+        problems.append(f"field 'target.timeout': expected a number of seconds above 0, got {timeout!r}")
+    concurrency = spec.get("concurrency", DEFAULT_COMMAND_CONCURRENCY)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        problems.append(f"field 'target.concurrency': expected a whole number of 1 or more, got {concurrency!r}")
+    return problems
 
 
 class ModelTarget:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_evals.collection.xdist_blocks import BLOCKS_FLAG, block_rest, is_case_nodeid
+from pytest_evals.hardening.code_escapes import watch_interrupts
 from pytest_evals.llm.event_loop import ENGINE_KEY, Engine
 from pytest_evals.tasks.eval_context import EvalContext
 
@@ -55,6 +56,9 @@ class CaseRunner:
         self._prefetched: dict[str, Prefetcher] = {}
         self._positions: list[object] | None = None
         self._warming = False
+        # A KeyboardInterrupt raised by a target is its case's error; one typed by a
+        # person must still interrupt: count SIGINTs to tell them apart.
+        self._unwatch = watch_interrupts()
 
     def result_for(self, job: CaseJob, upcoming: Sequence[object]) -> CaseResult:
         task = job.task
@@ -173,3 +177,4 @@ class CaseRunner:
     def close(self) -> None:
         self.cancel()
         self.engine.close()
+        self._unwatch()

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals.hardening.code_escapes import describe_escape, is_code_escape
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.case_usage import Usage, current_usage
 from pytest_evals.model.errors import (
@@ -87,6 +88,15 @@ async def evaluate_case(task: Task[Any], ref: CaseRef, ctx: EvalContext, index: 
             result.error_kind, result.message = ErrorKind.INFRASTRUCTURE, hint
         else:
             result.details["traceback"] = "".join(traceback.format_exception(exc)[-6:])
+    except BaseException as exc:
+        # SystemExit, KeyboardInterrupt or another BaseException raised by a judge or a
+        # task's code: escaping here would stop the engine loop (or pytest) and every
+        # case after this one. A person's interrupt and our own control flow pass.
+        if not is_code_escape(exc):
+            raise
+        result = task.new_result(ref)
+        result.status, result.error_kind, result.message = "error", ErrorKind.EXCEPTION, describe_escape(exc)
+        result.details["traceback"] = "".join(traceback.format_exception(exc)[-6:])
     result.index = index
     if generated is not None:
         result.details["generated"] = generated

@@ -68,9 +68,9 @@ def test_one_test_per_line_with_ids_and_fixtures(pytester: pytest.Pytester) -> N
         [
             esc("test_api.py::test_dict[first] PASSED*"),
             esc("test_api.py::test_dict[line-3] PASSED*"),
-            esc("test_api.py::test_dict[with_space] PASSED*"),
+            esc("test_api.py::test_dict[with_space~b8b8f25a] PASSED*"),
             esc("test_api.py::test_model[first] PASSED*"),
-            esc("test_api.py::test_task[with_space] PASSED*"),
+            esc("test_api.py::test_task[with_space~b8b8f25a] PASSED*"),
         ]
     )
 

@@ -32,9 +32,9 @@ def test_one_item_per_case_with_stable_unique_ids(pytester: pytest.Pytester) -> 
     assert ids == [
         "jb.eval.yaml::first",
         "jb.eval.yaml::line-2",
-        "jb.eval.yaml::with_space",
+        "jb.eval.yaml::with_space~b8b8f25a",  # made safe: a hash of the id keeps it distinct
         "jb.eval.yaml::7",
-        "jb.eval.yaml::a_b_c_",
+        "jb.eval.yaml::a_b_c_~93b84583",
     ]
     assert len(set(ids)) == len(ids)
     # Same ids on every collection (xdist aborts when workers disagree).

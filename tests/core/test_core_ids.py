@@ -30,7 +30,7 @@ def test_an_id_shaped_like_a_renamed_duplicate_keeps_its_own_result(pytester: py
             jb(True, True, case_id="a"),  # line 1: right
             jb(True, False, case_id="a@line-3"),  # line 2: wrong (the old scheme's rename of line 3)
             jb(True, True, case_id="a"),  # line 3: duplicate id -> input error
-            jb(False, False, case_id="a[dup-2]"),  # line 4: looks like our suffix; made safe
+            jb(False, False, case_id="a[dup-2]"),  # line 4: looks like our suffix; made safe (and hashed)
         ],
         thresholds={"accuracy": {"min": 1.0}},
     )
@@ -38,7 +38,7 @@ def test_an_id_shaped_like_a_renamed_duplicate_keeps_its_own_result(pytester: py
     result.assert_outcomes(passed=2, failed=1, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
-    for node in ("ids.eval.yaml::a ", "ids.eval.yaml::a@line-3 ", "ids.eval.yaml::a[dup-2] ", "ids.eval.yaml::a_dup-2_ "):
+    for node in ("ids.eval.yaml::a ", "ids.eval.yaml::a@line-3 ", "ids.eval.yaml::a[dup-2] ", "ids.eval.yaml::a_dup-2_~c7391fef "):
         assert node in out, node
     assert "data/ids.jsonl:3: duplicate id 'a' (first used at line 1)" in out
     suite = suite_by_name(read_summary(pytester.path / "s.json"), "ids")
@@ -54,7 +54,7 @@ def test_duplicate_ids_get_distinct_node_ids_at_collection(pytester: pytest.Pyte
     jb_suite(pytester.path, "dups", [jb(True, True, case_id="x") for _ in range(3)] + [jb(True, True, case_id="x y")])
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     ids = collected_ids(result)
-    assert ids == ["dups.eval.yaml::x", "dups.eval.yaml::x[dup-2]", "dups.eval.yaml::x[dup-3]", "dups.eval.yaml::x_y"]
+    assert ids == ["dups.eval.yaml::x", "dups.eval.yaml::x[dup-2]", "dups.eval.yaml::x[dup-3]", "dups.eval.yaml::x_y~887fcea6"]
 
 
 @pytest.mark.parametrize("args", XDIST)

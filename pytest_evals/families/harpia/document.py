@@ -31,6 +31,7 @@ from pytest_evals.metrics.reference import (
     canonical_id,
 )
 from pytest_evals.model.errors import CaseInputError, SuiteConfigError
+from pytest_evals.suites.json_files import JsonFileError, read_json_file
 
 #: HarpIA's spelling of each field, for messages and written files.
 HARPIA_NAMES = {"actual_output": "actual-output", "expected_output": "expected-output"}
@@ -120,20 +121,21 @@ class HarpiaDocument:
 
 
 def _read_json(path: Path, shown: str) -> Any:
+    # Bounded: a regular file only (a FIFO or /dev/zero is refused, not read), at most
+    # evals_max_json_file_bytes, nested no deeper than evals_max_json_depth.
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = read_json_file(path)
     except FileNotFoundError:
         raise SuiteConfigError(f"{shown}: HarpIA input file not found") from None
-    except IsADirectoryError:
-        raise SuiteConfigError(f"{shown}: is a directory, expected a HarpIA JSON file") from None
-    except UnicodeDecodeError as exc:
-        raise SuiteConfigError(f"{shown}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
-    if not text.strip():
-        raise SuiteConfigError(f"{shown}: the file is empty")
-    try:
-        return json.loads(text)
+    except JsonFileError as exc:
+        raise SuiteConfigError(f"{shown}: {exc} (a HarpIA input file)") from None
     except json.JSONDecodeError as exc:
+        if not exc.doc.strip():
+            raise SuiteConfigError(f"{shown}: the file is empty") from None
         raise SuiteConfigError(f"{shown}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except OSError as exc:
+        raise SuiteConfigError(f"{shown}: cannot read the HarpIA input file: {exc.strerror or exc}") from None
+    return raw
 
 
 def _metric_label(index: int, entry: Any) -> str:

@@ -102,7 +102,12 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
         live.close()  # the complete log replaces what was appended
     if not any("harpia" in (s.get("tables") or {}) for s in summary.get("suites", [])):
         return  # no HarpIA suite in this run: the writers (and metrics) are not imported
-    from pytest_evals.families.harpia.writers import harpia_suites, write_log, write_output
+    from pytest_evals.families.harpia.writers import (
+        SuiteFileNames,
+        harpia_suites,
+        write_log,
+        write_output,
+    )
 
     suites = harpia_suites(summary)
     # Caveats and warnings of the metrics (BERTScore's model, truncated texts) on the terminal.
@@ -116,11 +121,14 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
     config.stash[_NOTES] = notes
     if not output and not log:
         return
+    # One naming for the live log and both final files: a suite's output and log share
+    # its name, and same-named suites stay apart (t, t-2).
+    names = live.names if live is not None else SuiteFileNames()
     written: list[tuple[str, Path]] = []
     if output:
-        written += [("output", p) for p in write_output(_resolve(config, output), suites)]
+        written += [("output", p) for p in write_output(_resolve(config, output), suites, names)]
     if log:
-        written += [("log", p) for p in write_log(_resolve(config, log), suites, report.results_by_suite())]
+        written += [("log", p) for p in write_log(_resolve(config, log), suites, report.results_by_suite(), names)]
     config.stash[_WRITTEN] = written
     summary["harpia"] = {kind: [str(p) for k, p in written if k == kind] for kind in ("output", "log")}
 

@@ -139,11 +139,13 @@ class Harpia(Task[Instance]):
         return self.document.specs
 
     def case_refs(self) -> Iterator[CaseRef]:
-        from pytest_evals.suites.jsonl_cases import safe_id
+        from pytest_evals.suites.jsonl_cases import id_text, safe_id
 
         doc = self.document
         check_environment(doc)
         seen: dict[str, int] = {}
+        #: Duplicates are judged on the id as written: two ids made safe alike are not one.
+        first: dict[str, int] = {}
         for i, raw in enumerate(doc.instances):
             ident = instance_id_of(raw)
             error = None
@@ -155,9 +157,12 @@ class Harpia(Task[Instance]):
             else:
                 case_id = safe_id(ident)
                 source = doc.source(ident)
-                if case_id in seen:
-                    error = (f"{source}: duplicate instance id {ident!r} (instances[{seen[case_id]}] and "
+                key = id_text(ident)
+                if key in first:
+                    error = (f"{source}: duplicate instance id {ident!r} (instances[{first[key]}] and "
                              f"instances[{i}]); ids must be unique within a file")
+                else:
+                    first[key] = i
             # Node ids stay unique even when ids repeat or collide with a made-up name.
             while case_id in seen:
                 case_id = f"{case_id}@{i + 1}"

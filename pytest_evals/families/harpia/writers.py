@@ -10,7 +10,6 @@ docs/harpia.md and fixed by the JSON Schemas in ``pytest_evals/families/harpia/s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,8 @@ from pytest_evals.families.harpia.scores import (
 )
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output import strict_json as strictjson
-from pytest_evals.output.artifacts import atomic_write
+from pytest_evals.output.artifacts import atomic_write, folder_name
+from pytest_evals.suites.json_files import JsonFileError, read_json_file
 
 #: In an output or log path, replaced by the suite's name (one file per suite).
 SUITE_PLACEHOLDER = "{suite}"
@@ -84,6 +84,34 @@ def case_log_lines(result: CaseResult) -> Iterator[dict[str, Any]]:
         }
 
 
+class SuiteFileNames:
+    """What replaces ``{suite}`` in an output or log path, per suite.
+
+    A suite's name comes from its file (``name: ../../x`` is possible): it becomes one
+    safe path component, as the run folder's suite folders do, so no file is written
+    outside the folder the path names. Two suites with one name (``t.harpia.json`` in two
+    folders) get distinct names (``t``, ``t-2``) in the order they are first named, so
+    neither file replaces the other. The live log and the final files share one instance.
+    """
+
+    def __init__(self) -> None:
+        self._by_suite: dict[str, str] = {}
+        self._used: set[str] = set()
+
+    def name(self, suite_id: str, suite_name: str) -> str:
+        known = self._by_suite.get(suite_id)
+        if known is not None:
+            return known
+        name = base = folder_name(suite_name)
+        n = 1
+        while name in self._used:
+            n += 1
+            name = f"{base}-{n}"
+        self._used.add(name)
+        self._by_suite[suite_id] = name
+        return name
+
+
 class LiveLog:
     """Appends each instance's log lines to the log file(s) as results arrive (controller only).
 
@@ -91,13 +119,14 @@ class LiveLog:
     go out in one write followed by a flush, and :func:`write_log` replaces the file with
     the complete, ordered log at the end."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, names: SuiteFileNames | None = None) -> None:
         self.pattern = pattern
+        self.names = names if names is not None else SuiteFileNames()
         self._files: dict[Path, Any] = {}
         self.lines = 0
 
-    def path_for(self, suite: str) -> Path:
-        return Path(self.pattern.replace(SUITE_PLACEHOLDER, suite))
+    def path_for(self, suite_id: str, suite_name: str) -> Path:
+        return Path(self.pattern.replace(SUITE_PLACEHOLDER, self.names.name(suite_id, suite_name)))
 
     def add(self, result: CaseResult) -> None:
         if result.task != "harpia":
@@ -105,7 +134,7 @@ class LiveLog:
         text = "".join(strictjson.dumps(line) + "\n" for line in case_log_lines(result))
         if not text:
             return
-        path = self.path_for(str(result.data.get(DATA_SUITE_NAME, result.suite)))
+        path = self.path_for(result.suite, str(result.data.get(DATA_SUITE_NAME, result.suite)))
         fh = self._files.get(path)
         if fh is None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +152,10 @@ class LiveLog:
 def load_output(path: Path) -> list[dict[str, Any]]:
     """Read a HarpIA output file (ours or HarpIA Lab's): either time key is accepted, and
     each object is given both (``elapsed_time`` and ``elapsed time``)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = read_json_file(path)  # bounded: a regular file, size and depth limits
+    except JsonFileError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     objects = data if isinstance(data, list) else [data]
     out = []
     for obj in objects:
@@ -134,16 +166,24 @@ def load_output(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _targets(pattern: str, suites: Sequence[Mapping[str, Any]]) -> dict[Path, list[Mapping[str, Any]]]:
-    """Which suites go into which file: one file, or one per suite with ``{suite}``."""
+def _targets(
+    pattern: str, suites: Sequence[Mapping[str, Any]], names: SuiteFileNames | None = None
+) -> dict[Path, list[Mapping[str, Any]]]:
+    """Which suites go into which file: one file, or one per suite with ``{suite}`` (its
+    name made a safe, unique path component by ``names``)."""
     if SUITE_PLACEHOLDER in pattern:
-        return {Path(pattern.replace(SUITE_PLACEHOLDER, str(s["name"]))): [s] for s in suites}
+        names = names if names is not None else SuiteFileNames()
+        targets: dict[Path, list[Mapping[str, Any]]] = {}
+        for s in suites:
+            path = Path(pattern.replace(SUITE_PLACEHOLDER, names.name(str(s["suite"]), str(s["name"]))))
+            targets.setdefault(path, []).append(s)
+        return targets
     return {Path(pattern): list(suites)}
 
 
-def write_output(pattern: str, suites: Sequence[Mapping[str, Any]]) -> list[Path]:
+def write_output(pattern: str, suites: Sequence[Mapping[str, Any]], names: SuiteFileNames | None = None) -> list[Path]:
     written = []
-    for path, group in _targets(pattern, suites).items():
+    for path, group in _targets(pattern, suites, names).items():
         objects = [obj for s in group for obj in output_objects(s)]
         atomic_write(path, strictjson.dumps(objects, indent=2) + "\n")
         written.append(path)
@@ -151,10 +191,13 @@ def write_output(pattern: str, suites: Sequence[Mapping[str, Any]]) -> list[Path
 
 
 def write_log(
-    pattern: str, suites: Sequence[Mapping[str, Any]], results_by_suite: Mapping[str, Sequence[CaseResult]]
+    pattern: str,
+    suites: Sequence[Mapping[str, Any]],
+    results_by_suite: Mapping[str, Sequence[CaseResult]],
+    names: SuiteFileNames | None = None,
 ) -> list[Path]:
     written = []
-    for path, group in _targets(pattern, suites).items():
+    for path, group in _targets(pattern, suites, names).items():
         lines: Iterable[dict[str, Any]] = (
             line for s in group for line in log_lines(s, results_by_suite.get(s["suite"], []))
         )

@@ -32,6 +32,7 @@ from pytest_evals.families.redteam.scoring import (
     compute_adversarial_score,
     score_stats,
 )
+from pytest_evals.suites.json_files import read_json_file
 
 SEED_DIR = re.compile(r"^seed_(.+)$")
 
@@ -138,13 +139,14 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 
 def _read_json(path: Path) -> Any:
-    """Parse a JSON file; raises LoadIssue-friendly ValueError messages."""
+    """Parse a JSON file; raises LoadIssue-friendly ValueError messages.
+
+    Bounded (a run folder may come from anywhere): a regular file only, so a FIFO named
+    ``*.json`` is refused instead of hanging the viewer; at most the JSON file size limit;
+    nesting no deeper than the JSONL reader's limit.
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(text)
+        return read_json_file(path)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 

@@ -14,6 +14,7 @@ hidden instruction that produced them.
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import json
 import math
@@ -22,11 +23,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
-from pytest_evals.hardening.redaction import register_headers
+from pytest_evals.hardening.redaction import (
+    register,
+    register_header_value,
+    register_headers,
+    register_userinfo,
+)
 from pytest_evals.llm.retry import AttemptError, Backoff, status_error
 from pytest_evals.model.errors import InfrastructureError, JudgeError, SuiteConfigError
 
@@ -193,6 +199,36 @@ def expand_headers(headers: dict[str, str], rater: str) -> dict[str, str]:
     return {k: _ENV_REF.sub(sub, v) for k, v in headers.items()}
 
 
+def register_rater_secrets(spec: RaterSpec) -> None:
+    """Make the rater's credentials secrets of this process, as soon as the suite is read.
+
+    Called wherever the suite is loaded (the controller and every xdist worker), not only
+    where a rating is made: the controller writes the suite's configuration (the JSON
+    summary, the run folder's ``summary.json`` and ``<suite>/config.json|yaml``) and must
+    mask what the workers would. The secrets: every header value (after ``${VAR}``
+    expansion where the variable is set), the URL's password (and ``user:password``, as
+    written and decoded) and its query string (tokens travel there too).
+    """
+    for value in spec.headers.values():
+        register_header_value(_ENV_REF.sub(lambda m: os.environ.get(m.group(1), m.group(0)), str(value)))
+    if spec.url:
+        parts = urlsplit(spec.url)
+        if parts.password:
+            register_userinfo(parts.username or "", parts.password)
+            register_userinfo(unquote(parts.username or ""), unquote(parts.password))
+        if parts.query:
+            register(parts.query)
+
+
+#: Statuses whose ``Location`` the rater follows; 301-303 turn the POST into a GET.
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 10
+
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    return (str(url.scheme).lower(), str(url.host or "").lower(), url.port)
+
+
 class HttpRater:
     """POST ``{"user", "assistant"}`` as JSON; expects ``{"score": number}`` back.
 
@@ -200,6 +236,10 @@ class HttpRater:
     the same retryable statuses, exponential backoff with jitter, and a server's
     ``Retry-After`` honoured, so a reward-model server under load is treated like an
     LLM API under load.
+
+    Redirects are followed here, not by aiohttp: every configured header is a credential
+    (``X-Api-Key`` as much as ``Authorization``), and none of them, nor the URL's
+    userinfo, is sent once a redirect leaves the configured origin (scheme, host, port).
     """
 
     kind = "classifier"
@@ -210,29 +250,62 @@ class HttpRater:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise SuiteConfigError(f"rater url {spec.url!r}: expected http(s)://host[:port]/path")
         self.spec = spec
-        self.url = spec.url
         # Query strings may hold tokens: the name shows only host and path.
         # Nor the userinfo of ``user:password@host`` (netloc would carry it).
         host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+        # The userinfo becomes the Basic credential it stands for, one of the headers
+        # that stay with the configured origin.
+        self.url = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, ""))
+        self.userinfo: tuple[str, str] | None = (
+            (unquote(parts.username or ""), unquote(parts.password or "")) if parts.username is not None else None
+        )
         self.name = spec.name or f"{host}{parts.path}"
         self.backoff = Backoff()
+        register_rater_secrets(spec)
+
+    def credentials(self) -> dict[str, str]:
+        """The configured headers (``${VAR}`` expanded) and the URL's Basic credential."""
+        headers = dict(register_headers(expand_headers(self.spec.headers, self.name)))
+        if self.userinfo is not None and not any(k.lower() == "authorization" for k in headers):
+            user, password = self.userinfo
+            headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        return headers
 
     async def attempt(self, headers: dict[str, str], body: dict[str, str]) -> str:
-        """One POST; the reply body, or :class:`AttemptError` saying whether to retry."""
+        """One POST (and its redirects); the reply body, or :class:`AttemptError` saying
+        whether to retry."""
         import aiohttp
+        from yarl import URL
 
         timeout = aiohttp.ClientTimeout(total=self.spec.timeout)
+        url = URL(self.url, encoded=True)
+        origin = _origin(url)
+        method, sent = "POST", dict(headers)
+        payload: dict[str, str] | None = body
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session, session.post(
-                self.url, json=body, headers=headers
-            ) as resp:
-                text = await resp.text()
-                if resp.status >= 400:
-                    raise status_error(resp.status, text[:300], resp.headers)
-                return text
+            async with aiohttp.ClientSession(timeout=timeout) as session:
+                for _hop in range(MAX_REDIRECTS + 1):
+                    async with session.request(
+                        method, url, json=payload, headers=sent, allow_redirects=False
+                    ) as resp:
+                        location = resp.headers.get("Location")
+                        if resp.status in _REDIRECTS and location:
+                            url = resp.url.join(URL(location))
+                            if url.scheme not in ("http", "https"):
+                                raise AttemptError(f"redirected to a non-HTTP URL ({url.scheme}:)", retryable=False)
+                            if _origin(url) != origin:
+                                sent = {}  # credentials never leave the configured origin
+                            if resp.status in (301, 302, 303):
+                                method, payload = "GET", None
+                            continue
+                        text = await resp.text()
+                        if resp.status >= 400:
+                            raise status_error(resp.status, text[:300], resp.headers)
+                        return text
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise AttemptError(cause, retryable=True) from None
+        raise AttemptError(f"more than {MAX_REDIRECTS} redirects", retryable=False)
 
     async def post(self, headers: dict[str, str], body: dict[str, str]) -> str:
         attempts = self.spec.retries + 1
@@ -250,8 +323,7 @@ class HttpRater:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def rate(self, user: str, assistant: str) -> RawRating:
-        headers = dict(register_headers(expand_headers(self.spec.headers, self.name)))
-        text = await self.post(headers, {"user": user, "assistant": assistant})
+        text = await self.post(self.credentials(), {"user": user, "assistant": assistant})
         try:
             value = json.loads(text)
         except ValueError:

@@ -10,7 +10,6 @@ directory, so concurrent processes cannot lose each other's updates.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -30,6 +29,7 @@ from pytest_evals.families.redteam.convert import (
 from pytest_evals.families.redteam.schema import CLUSTER_INFO_FILE, POPULATION_FILE, dump
 from pytest_evals.families.redteam.scoring import compute_adversarial_score
 from pytest_evals.output import strict_json as strictjson
+from pytest_evals.suites.json_files import read_json_file
 
 LOCK_FILE = ".lock"
 #: cluster_info.json keeps this many sample prompts, as rm-bias's save_cluster_info does.
@@ -176,7 +176,7 @@ def merge_system_prompt_attacks(
         merged: dict[tuple[str, str], dict[str, Any]] = {}
         if path.exists():
             try:
-                existing = validate_stats(json.loads(path.read_text(encoding="utf-8")))
+                existing = validate_stats(read_json_file(path))
             except (ValueError, UnicodeDecodeError) as exc:
                 raise ValueError(f"{path}: cannot merge into an unreadable file: {exc}") from None
             for attack in existing.attacks:
@@ -222,7 +222,7 @@ def save_population_state(
         history: dict[str, Any] = {}
         if path.exists():
             try:
-                history = json.loads(path.read_text(encoding="utf-8"))
+                history = read_json_file(path)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise ValueError(f"{path}: cannot update an unreadable population history: {exc}") from None
             if not isinstance(history, dict):

@@ -57,6 +57,12 @@ class RedTeam(Task[RedTeamCase]):
         super().__init__(*args, **kwargs)
         self._raters: list[Rater] | None = None
         self._policy: Policy | None = None
+        from pytest_evals.families.redteam.raters import register_rater_secrets
+
+        # Every process that reads the suite (the controller writes its configuration
+        # into the summary and the run folder) knows the raters' credentials as secrets.
+        for spec in self.rt.raters:
+            register_rater_secrets(spec)
 
     @property
     def rt(self) -> RedTeamConfig:
@@ -126,16 +132,21 @@ class RedTeam(Task[RedTeamCase]):
         """Distinct user prompts of the input file, in order (unreadable lines are left to their cases)."""
         if not self.config.input_path:
             return []
+        from pytest_evals.hardening.input_limits import max_depth
+        from pytest_evals.suites.jsonl_cases import OversizedLine, iter_lines, too_deep
+
         seen: dict[str, None] = {}
         path = self.suite.resolve(self.config.input_path)
-        with path.open(encoding="utf-8-sig", errors="replace") as fh:
-            for line in fh:
-                try:
-                    data = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(data, dict) and isinstance(data.get("user_prompt"), str) and data["user_prompt"]:
-                    seen.setdefault(data["user_prompt"], None)
+        # The case reader's bounds: a regular file only, long lines skipped, deep ones too.
+        for _line_no, _offset, _length, body in iter_lines(path):
+            if isinstance(body, OversizedLine) or too_deep(body, max_depth()) is not None:
+                continue
+            try:
+                data = json.loads(body.decode("utf-8", errors="replace"))
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(data, dict) and isinstance(data.get("user_prompt"), str) and data["user_prompt"]:
+                seen.setdefault(data["user_prompt"], None)
         return list(seen)
 
     async def normalization(self, ctx: EvalContext, raters: list[Rater]) -> dict[str, NormStats]:
