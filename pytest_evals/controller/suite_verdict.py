@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals.model import value_format as fmt
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import SuiteConfigError
 from pytest_evals.model.gate import GateResult, check, parse_thresholds
@@ -126,20 +127,11 @@ class CaseCounts:
     #: Failed cases pytest reported XFAIL: expected failures, excused like pytest's.
     xfailed_failures: int = 0
 
-    def unmeasured(self) -> dict[str, int]:
-        """Cases of the population not measured, by why (only the non-zero ones)."""
-        parts = {
-            "deselected": self.deselected,
-            "sampled out": self.sampled_out,
-            "skipped": self.skipped,
-            "not run": self.not_run,
-        }
-        return {why: n for why, n in parts.items() if n}
-
     @property
     def partial(self) -> bool:
         """The suite's verdict covers part of its population only."""
-        return bool(self.unmeasured()) or self.sampled
+        unmeasured = self.deselected + self.sampled_out + self.skipped + self.not_run
+        return unmeasured > 0 or self.sampled
 
     def measured(self) -> int:
         """Cases that ran (passed, failed or errored)."""
@@ -147,11 +139,7 @@ class CaseCounts:
 
     def partial_text(self) -> str:
         """``90 of 100 cases run (deselected 10)``: what a partial verdict covers."""
-        whole = self.population if self.population is not None else self.measured() + sum(self.unmeasured().values())
-        why = ", ".join(f"{label} {n}" for label, n in self.unmeasured().items())
-        if self.sampled and not self.sampled_out:
-            why = ", ".join(filter(None, [why, "sampled by the command line"]))
-        return f"{self.measured()} of {whole} cases run ({why})"
+        return fmt.population_text({**self.to_json(), "sampled": self.sampled})
 
     @classmethod
     def of(cls, results: list[CaseResult]) -> CaseCounts:
