@@ -44,7 +44,8 @@ class SuitePopulation:
     defined: int
     collected: int
     selected: int = 0
-    #: A command-line option (``--evals-sample``, ``--evals-set sample=``) sampled it.
+    #: A command-line option (``--evals-sample``, ``--evals-set sample=``) sampled it
+    #: and the cases its file defines could not be counted (``defined`` is unknown).
     sampled: bool = False
 
     @property
@@ -116,7 +117,8 @@ def population_counter(config: pytest.Config) -> PopulationCounter:
 
 
 def defined_count(config: pytest.Config, path: Any, nodeid: str) -> tuple[int | None, bool]:
-    """(cases the suite file defines, whether the command line sampled it).
+    """(cases the suite file defines, whether the command line sampled it without that
+    count being known).
 
     Only a suite whose task samples and whose ``sample`` the command line set is read a
     second time, without that override; for every other suite the collected items are
@@ -129,7 +131,7 @@ def defined_count(config: pytest.Config, path: Any, nodeid: str) -> tuple[int | 
     if not cache.sample_overrides(suite):
         return None, False
     try:
-        return cache.count_as_defined(path, nodeid), True
+        return cache.count_as_defined(path, nodeid), False
     except EvalsError:
         # It loaded with the override; without it the same data is read, so this is
         # rare. The suite is still known to be sampled.

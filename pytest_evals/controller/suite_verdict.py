@@ -92,7 +92,7 @@ class Population:
     deselected: int = 0
     #: Left out by a command-line sample (--evals-sample, --evals-set sample=).
     sampled_out: int = 0
-    #: The command line sampled the suite (even where ``defined`` is unknown).
+    #: The command line sampled the suite and ``defined`` could not be counted.
     sampled: bool = False
     #: Selected, but never started: the run stopped early (-x, --maxfail, Ctrl-C).
     not_run: int = 0
