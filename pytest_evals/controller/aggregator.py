@@ -387,9 +387,11 @@ class Aggregator:
     def _decide_exit(self, session: pytest.Session) -> None:
         """Gates decide: a missed gate fails the run; case failures inside passing gates do not.
 
-        A suite with gates states how good is good enough, so its individual misses are
-        evidence (shown in the report), not verdicts. Errors are only tolerated where a
-        gate on ``errors`` says how many may happen. ``--evals-strict`` turns this off.
+        A suite with a gate on a quality metric states how good is good enough, so its
+        individual misses are evidence (shown in the report), not verdicts; gates on
+        ``cases``/``errors`` excuse no miss. Errors are only tolerated where a gate on
+        ``errors`` says how many may happen. A suite run on part of its population fails
+        unless ``--evals-allow-partial``. ``--evals-strict`` fails on any failed case.
         """
         # Each suite's verdict already says whether its failed and erroring cases are
         # covered (summary.verdict); the exit status follows the verdicts.
