@@ -75,7 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="override every suite's 'generate' field to false (score saved outputs)",
     )
     group.addoption("--evals-n-runs", type=int, metavar="N", help="override 'n_runs' of every suite")
-    group.addoption("--evals-sample", type=int, metavar="N", help="evaluate a seeded sample of N cases (suites that sample)")
+    group.addoption("--evals-sample", type=int, metavar="N", help="evaluate a seeded sample of N cases of every suite (its task must sample): a partial run")
     group.addoption("--evals-seed", type=int, metavar="S", help="sampling/choice seed (suites that sample)")
     group.addoption(
         "--evals-set",
@@ -92,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail the run on any failed case even when its suite's gates pass",
     )
     group.addoption(
+        "--evals-allow-partial",
+        action="store_true",
+        default=False,
+        help="let a suite pass on part of its cases (deselected, sampled by --evals-sample, skipped, "
+        "not run after -x); its verdict says PARTIAL. Without it such a run fails",
+    )
+    group.addoption(
         "--evals-suite-pattern",
         action="append",
         default=[],
@@ -101,6 +108,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("evals_suite_patterns", "extra file globs collected as suites (see --evals-suite-pattern)", type="args", default=[])
     parser.addini("evals_report_dir", "default for --evals-report-dir", default="")
+    parser.addini("evals_allow_partial", "default for --evals-allow-partial", type="bool", default=False)
     parser.addini("evals_case_timeout", "seconds an item waits for its evaluation (default 900)", default="900")
     parser.addini(
         "evals_prefetch_window",
@@ -115,12 +123,15 @@ def pytest_configure(config: pytest.Config) -> None:
     patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
     config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
     from pytest_evals.collection.case_executor import EXECUTOR_KEY
+    from pytest_evals.collection.population import population_counter
     from pytest_evals.collection.suite_loader import SUITES_KEY, SuiteCache
     from pytest_evals.controller.aggregator import AGGREGATOR_KEY, Aggregator, is_controller
     from pytest_evals.worker.case_runner import RUNNER_KEY, CaseRunner
     from pytest_evals.worker.heap_freeze import HeapFreezer
 
     config.stash[SUITES_KEY] = SuiteCache(config)
+    # Before the aggregator: it reads the counts in its own pytest_collection_finish.
+    config.pluginmanager.register(population_counter(config), "pytest_evals_population")
     runner = CaseRunner(config)
     config.stash[RUNNER_KEY] = runner
     config.stash[EXECUTOR_KEY] = runner

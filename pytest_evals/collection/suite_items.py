@@ -57,10 +57,18 @@ class SuiteFile(pytest.File):
             from pytest_evals.collection.case_ids import unique_refs
 
             _suite, task = open_suite(self.config, self.path, self.nodeid)
+            collected = 0
             for index, ref in enumerate(unique_refs(task.case_refs())):
+                collected += 1
                 yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
         except EvalsError as exc:
             yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))
+            return
+        # Counted here, before any plugin trims the items (see population.py).
+        from pytest_evals.collection.population import defined_count, population_counter
+
+        defined, sampled = defined_count(self.config, self.path, self.nodeid)
+        population_counter(self.config).record_collected(self.nodeid, collected, defined, sampled)
 
 
 class SuiteErrorItem(pytest.Item):
@@ -76,8 +84,10 @@ class SuiteErrorItem(pytest.Item):
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         pass
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, "suite configuration"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        # A line number, not None: pytest's skip and xfail reporting (a conftest may mark
+        # any item) takes the item's line from here and adds 1 to it.
+        return self.path, 0, "suite configuration"
 
     def evals_attach_result(self, report: pytest.TestReport, when: str) -> None:
         """Called by the plugin's ``pytest_runtest_makereport``: the error result rides
@@ -146,10 +156,12 @@ class CaseItem(pytest.Item):
             return failure_repr(self.ref, excinfo.value)
         return super().repr_failure(excinfo, style)
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
+    def reportinfo(self) -> tuple[Path, int, str]:
         # The case's line is in its data file, not in the suite file: name it in the
-        # description rather than pair it with the suite's path.
-        return self.path, None, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
+        # description rather than pair it with the suite's path. The line is the suite
+        # file's first (0-based 0): pytest's skip/xfail marks (a conftest may add them to
+        # cases) report "<path>:<line + 1>" and need a number here.
+        return self.path, 0, f"{self.task.suite.name}::{self.ref.case_id} ({self.ref.source})"
 
 
 class CrashLocation:

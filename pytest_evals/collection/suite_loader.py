@@ -65,16 +65,21 @@ class SuiteCache:
             raise loaded
         return loaded
 
-    def _load(self, path: Path, nodeid: str) -> tuple[Suite, Task[Any]] | EvalsError:
+    def _load(
+        self, path: Path, nodeid: str, overrides: list[Override] | None = None
+    ) -> tuple[Suite, Task[Any]] | EvalsError:
         from pytest_evals.registry.family_registry import implicit_suite
         from pytest_evals.suites.suite_config import load_suite
         from pytest_evals.targets.target_kinds import command_limit_problems
         from pytest_evals.tasks import TASK_CATALOG, get_task_class
 
+        # Another set of overrides is a second reading (the suite as its file defines
+        # it): it must not mark this run's overrides used.
+        used = self.used_overrides if overrides is None else None
         try:
             suite = load_suite(
-                path, nodeid, self.overrides, implicit_suite(path), self.used_overrides,
-                rootdir=self.config.rootpath, catalog=TASK_CATALOG,
+                path, nodeid, self.overrides if overrides is None else overrides,
+                implicit_suite(path), used, rootdir=self.config.rootpath, catalog=TASK_CATALOG,
             )
             problems = command_limit_problems(suite.config.target)
             if problems:
@@ -82,6 +87,31 @@ class SuiteCache:
             return suite, get_task_class(suite.config.task)(suite)
         except EvalsError as exc:
             return exc
+
+    # -- sampling from the command line ------------------------------------------------
+    @staticmethod
+    def can_sample(suite: Suite) -> bool:
+        """Whether the suite's task has a ``sample`` field (draws a sample of its cases)."""
+        return "sample" in type(suite.config).model_fields
+
+    def sample_overrides(self, suite: Suite) -> list[Override]:
+        """The command line's overrides of this suite's ``sample`` (``--evals-sample``,
+        ``--evals-set [SUITE:]sample=...``); none for a task that cannot sample."""
+        if not self.can_sample(suite):
+            return []
+        return [
+            ov for ov in self.overrides
+            if ov.key.split(".", 1)[0] == "sample" and ov.suite in (None, suite.name)
+        ]
+
+    def count_as_defined(self, path: Path, nodeid: str) -> int:
+        """How many cases the suite file defines: read again without the command line's
+        ``sample`` overrides (raises the suite's EvalsError)."""
+        kept = [ov for ov in self.overrides if ov.key.split(".", 1)[0] != "sample"]
+        loaded = self._load(path, nodeid, kept)
+        if isinstance(loaded, EvalsError):
+            raise loaded
+        return sum(1 for _ in loaded[1].case_refs())
 
 
 def suite_cache(config: pytest.Config) -> SuiteCache:

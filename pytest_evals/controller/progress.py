@@ -186,7 +186,8 @@ class Progress:
     # -- finished items ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Called three times per item (35,000 items: 105,000 calls): cheap tests first.
-        if not self.active:
+        if not self.active or report.outcome == "rerun":
+            # A pytest-rerunfailures attempt: the final attempt's result counts.
             return
         data = getattr(report, REPORT_ATTR, None)
         if isinstance(data, dict):

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_evals.model import value_format as fmt
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import ErrorKind, SuiteConfigError
 from pytest_evals.model.gate import GateResult, check, parse_thresholds
-from pytest_evals.model.metric_value import MetricTree, count, tree_to_json
+from pytest_evals.model.metric_value import MetricTree, count, tree_to_json, walk
 
 if TYPE_CHECKING:
     from pytest_evals.suites.suite_config import Suite
@@ -30,6 +31,13 @@ SUITE_ERROR_ID = "suite-error"
 MISSING_KIND = ErrorKind.INFRASTRUCTURE
 #: How the message of such a result starts (it names the case's node id).
 MISSING_PREFIX = "no result received for "
+#: ``error_kind`` of a skipped result for a case pytest skipped before evaluating it (a
+#: skip mark, ``pytest.skip()`` in a conftest's setup hook); the task's own skips
+#: (a dry run) say ``skipped``.
+SKIPPED_BY_PYTEST = ErrorKind.SKIPPED_BY_PYTEST
+#: Metrics that count cases rather than measure the system: a gate on them alone
+#: never excuses failed cases (``errors_<kind>`` too).
+COUNT_METRICS = ("cases", "errors")
 
 
 def is_missing(result: CaseResult) -> bool:
@@ -51,6 +59,9 @@ class ReasonKind(enum.Enum):
     REGRESSION = "regression"
     #: Gates that could not be checked at all (e.g. regression gates without a readable baseline).
     UNCHECKED_GATES = "unchecked gates"
+    #: The suite ran on part of its population (deselected, sampled, skipped or not run
+    #: cases) and ``--evals-allow-partial`` was not given.
+    PARTIAL = "partial run"
 
 
 #: How each kind's line starts in the JSON summary's ``reasons`` (the schema's wording).
@@ -70,6 +81,28 @@ class Reason:
 
 
 @dataclass
+class Population:
+    """What the controller knows of a suite's cases beyond its results: how many its
+    file defines and why the others were not measured (see
+    :mod:`pytest_evals.collection.population`), and pytest's xfail outcomes."""
+
+    #: Cases the suite file defines (None: unknown, e.g. no xdist worker finished).
+    defined: int | None = None
+    #: Left out by pytest's selection (-k, -m, --deselect, --lf, a plugin).
+    deselected: int = 0
+    #: Left out by a command-line sample (--evals-sample, --evals-set sample=).
+    sampled_out: int = 0
+    #: The command line sampled the suite and ``defined`` could not be counted.
+    sampled: bool = False
+    #: Selected, but never started: the run stopped early (-x, --maxfail, Ctrl-C).
+    not_run: int = 0
+    #: Cases an xfail mark made XFAIL / XPASS, and the failed ones among the XFAILs.
+    xfailed: int = 0
+    xpassed: int = 0
+    xfailed_failures: int = 0
+
+
+@dataclass
 class CaseCounts:
     total: int = 0
     passed: int = 0
@@ -77,10 +110,36 @@ class CaseCounts:
     errors: int = 0
     skipped: int = 0
     errors_by_kind: dict[str, int] = field(default_factory=dict)
-    #: Cases collected for the suite, and results that arrived for them (None: unknown,
-    #: e.g. a suite recomputed from files).
+    #: Cases selected to run for the suite, and results that arrived for them (None:
+    #: unknown, e.g. a suite recomputed from files).
     expected: int | None = None
     received: int | None = None
+    #: The suite's whole population: cases its file defines (None: unknown), and the
+    #: ones not measured, by why (see :class:`Population`).
+    population: int | None = None
+    deselected: int = 0
+    sampled_out: int = 0
+    sampled: bool = False
+    not_run: int = 0
+    #: pytest's xfail outcomes (the cases' own results are counted above as they are).
+    xfailed: int = 0
+    xpassed: int = 0
+    #: Failed cases pytest reported XFAIL: expected failures, excused like pytest's.
+    xfailed_failures: int = 0
+
+    @property
+    def partial(self) -> bool:
+        """The suite's verdict covers part of its population only."""
+        unmeasured = self.deselected + self.sampled_out + self.skipped + self.not_run
+        return unmeasured > 0 or self.sampled
+
+    def measured(self) -> int:
+        """Cases that ran (passed, failed or errored)."""
+        return self.total - self.skipped
+
+    def partial_text(self) -> str:
+        """``90 of 100 cases run (deselected 10)``: what a partial verdict covers."""
+        return fmt.population_text({**self.to_json(), "sampled": self.sampled})
 
     @classmethod
     def of(cls, results: list[CaseResult]) -> CaseCounts:
@@ -106,6 +165,17 @@ class CaseCounts:
         }
         if self.expected is not None:
             out["expected"], out["received"] = self.expected, self.received
+        # A complete run's population is its expected cases; a partial one says how
+        # many the suite has and why the others were not measured.
+        if self.partial:
+            out.update(
+                population=self.population,
+                deselected=self.deselected,
+                sampled_out=self.sampled_out,
+                not_run=self.not_run,
+            )
+        if self.xfailed or self.xpassed:
+            out.update(xfailed=self.xfailed, xpassed=self.xpassed)
         return out
 
 
@@ -139,6 +209,18 @@ class SuiteSummary:
         """The verdict: a suite passes when nothing gives a reason to fail it."""
         return not self.reasons
 
+    @property
+    def partial(self) -> bool:
+        """It ran on part of its population (passing only with ``--evals-allow-partial``)."""
+        return self.cases.partial
+
+    @property
+    def verdict_word(self) -> str:
+        """PASSED, FAILED, or PARTIAL: passed on part of its population (allowed)."""
+        if not self.passed:
+            return "FAILED"
+        return "PARTIAL" if self.partial else "PASSED"
+
     def add_problem(self, text: str) -> None:
         """Something wrong with the suite as a whole: a problem, and a reason it fails."""
         self.problems.append(text)
@@ -159,6 +241,7 @@ class SuiteSummary:
             "problems": list(self.problems),
             "warnings": list(self.warnings),
             "passed": self.passed,
+            "partial": self.partial,
             "reasons": [str(r) for r in self.reasons],
         }
         if self.generated_path is not None:
@@ -178,22 +261,76 @@ def errors_tolerated(counts: CaseCounts, gate_metrics: list[str]) -> bool:
     return all(f"errors_{kind}" in tops for kind in counts.errors_by_kind)
 
 
-def verdict(counts: CaseCounts, gates: list[GateResult], problems: list[str], strict: bool) -> list[Reason]:
+def is_count_metric(path: str) -> bool:
+    """``cases``, ``errors`` or ``errors_<kind>`` (an interval bound such as
+    ``errors.ci_high`` is its metric's): they count cases, and say nothing about how
+    good the answers were."""
+    top = path.split(".")[0]
+    return top in COUNT_METRICS or top.startswith("errors_")
+
+
+def quality_gates(gates: list[GateResult]) -> list[GateResult]:
+    """The gates on a quality metric of the suite (accuracy, precision, a judged
+    mean, a task's own measure...): the only gates that may excuse failed cases."""
+    return [g for g in gates if not is_count_metric(g.metric)]
+
+
+def has_quality_value(metrics: MetricTree, scored: int) -> bool:
+    """Whether the suite computed a quality metric: some case was scored, and some
+    metric other than the case counts is defined."""
+    return scored > 0 and any(
+        metric.value is not None and not is_count_metric(path) for path, metric in walk(metrics)
+    )
+
+
+def verdict(
+    counts: CaseCounts,
+    gates: list[GateResult],
+    problems: list[str],
+    strict: bool,
+    *,
+    allow_partial: bool = False,
+) -> list[Reason]:
     """Why the suite fails (none: it passes). A suite passes when its gates pass, nothing
-    is wrong with it as a whole, and its failed/erroring cases are covered: by its gates
-    (errors by an errors gate), or, for a suite without gates, by there being none (then
-    it behaves like plain tests)."""
+    is wrong with it as a whole, it ran on its whole population (or
+    ``--evals-allow-partial`` accepts part of it), and its failed/erroring cases are
+    covered: failed cases by a gate on a quality metric of the suite (a gate on
+    ``cases`` or ``errors`` says nothing about wrong answers), erroring cases by a gate
+    on errors; for a suite without gates, by there being none (then it behaves like
+    plain tests). Cases pytest reported XFAIL are expected failures and need no gate."""
     reasons = [Reason(ReasonKind.MISSED_GATE, g.describe()) for g in gates if not g.passed]
     reasons += [Reason(ReasonKind.PROBLEM, p) for p in problems]
+    if counts.partial and not allow_partial:
+        reasons.append(
+            Reason(
+                ReasonKind.PARTIAL,
+                f"partial run: {counts.partial_text()}; the gates cover only those cases "
+                "(--evals-allow-partial accepts a partial run)",
+            )
+        )
     cases: list[str] = []
+    failed = counts.failed - counts.xfailed_failures
     if gates:
         if not errors_tolerated(counts, [g.metric for g in gates]):
             cases.append(f"{counts.errors} erroring case(s) and no gate on errors")
+        if failed and not quality_gates(gates):
+            cases.append(
+                f"{failed} failed case(s) and no gate on a quality metric of the suite "
+                "(gates on cases or errors do not excuse failed cases)"
+            )
         if strict and counts.failed:
             cases.append(f"{counts.failed} failed case(s) (--evals-strict)")
-    elif counts.failed or counts.errors:
-        cases.append(f"{counts.failed} failed and {counts.errors} erroring case(s); the suite has no gates")
+    elif failed or counts.errors:
+        cases.append(f"{failed} failed and {counts.errors} erroring case(s); the suite has no gates")
     return reasons + [Reason(ReasonKind.FAILED_CASES, text) for text in cases]
+
+
+def no_quality_problem(counts: CaseCounts) -> str:
+    """The suite-level problem of a gated suite that measured nothing it could gate."""
+    return (
+        f"no quality metric could be computed ({counts.errors} of {counts.total} case(s) errored, "
+        f"{counts.skipped} skipped): gates on cases or errors alone cannot pass a suite"
+    )
 
 
 def missing_problem(missing: list[str], expected: int) -> str:
@@ -205,20 +342,43 @@ def missing_problem(missing: list[str], expected: int) -> str:
     )
 
 
+def apply_population(counts: CaseCounts, population: Population) -> None:
+    """Copy what the controller knows beyond the results into the counts."""
+    counts.deselected, counts.sampled_out = population.deselected, population.sampled_out
+    counts.sampled, counts.not_run = population.sampled, population.not_run
+    counts.xfailed, counts.xpassed = population.xfailed, population.xpassed
+    counts.xfailed_failures = population.xfailed_failures
+    if counts.expected is not None:
+        # Cases the run stopped before are selected but have no result.
+        counts.expected += population.not_run
+    if population.defined is not None:
+        counts.population = population.defined
+    elif counts.expected is not None:
+        # Unknown selection (no worker reported it): at least what was selected.
+        counts.population = counts.expected
+
+
 def suite_summary(
     suite: Suite,
     task: Task[Any],
     results: list[CaseResult],
     strict: bool = False,
     accounted: bool = False,
+    *,
+    population: Population | None = None,
+    allow_partial: bool = False,
 ) -> SuiteSummary:
-    """``accounted``: ``results`` hold one entry per collected case, the ones that never
-    reported as stand-ins (:func:`is_missing`); then the counts show expected vs received,
-    and any missing case fails the suite, whatever its gates say."""
+    """``accounted``: ``results`` hold one entry per selected case that started, the
+    ones that never reported as stand-ins (:func:`is_missing`); then the counts show
+    expected vs received, and any missing case fails the suite, whatever its gates say.
+    ``population``: the suite's cases beyond its results (deselected, sampled out, not
+    run); a suite that ran on part of them fails unless ``allow_partial``."""
     counts = CaseCounts.of(results)
     missing = [f"{r.suite}::{r.case_id}" for r in results if is_missing(r)]
     if accounted:
         counts.expected, counts.received = counts.total, counts.total - len(missing)
+    if population is not None:
+        apply_population(counts, population)
     # An erroring case may still carry the metrics that did score (a RAG case whose
     # faithfulness judge failed still has its relevance): those feed the aggregates.
     scored = [r for r in results if r.status in ("passed", "failed") or (r.status == "error" and r.data)]
@@ -250,6 +410,8 @@ def suite_summary(
     problems.extend(r.message for r in results if r.case_id == SUITE_ERROR_ID and r.message)
     if missing:
         problems.append(missing_problem(missing, counts.total))
+    if gates and not has_quality_value(metrics, len(scored)):
+        problems.append(no_quality_problem(counts))
     return SuiteSummary(
         suite=suite.nodeid,
         name=suite.name,
@@ -262,7 +424,7 @@ def suite_summary(
         tables=tables,
         gates=gates,
         problems=problems,
-        reasons=verdict(counts, gates, problems, strict),
+        reasons=verdict(counts, gates, problems, strict, allow_partial=allow_partial),
         warnings=warnings,
     )
 

@@ -35,6 +35,9 @@ class ErrorKind(str, Enum):
     TIMEOUT = "timeout"
     #: The case was deliberately not evaluated (a dry run); its status is ``skipped``.
     SKIPPED = "skipped"
+    #: pytest skipped the case before it was evaluated (a skip mark, ``pytest.skip()`` in
+    #: a setup hook): not measured, so its suite is partial; its status is ``skipped``.
+    SKIPPED_BY_PYTEST = "skipped_by_pytest"
     #: Anything else: a bug in a task or a user's target (the traceback is kept).
     EXCEPTION = "exception"
 

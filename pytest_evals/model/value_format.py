@@ -151,3 +151,25 @@ def p_value(p: float | None) -> str:
 def margin(op: str, value: float) -> str:
     """A regression gate: ``max drop 0.02``."""
     return f"{op.replace('_', ' ')} {value:g}"
+
+
+# -- a suite's population ---------------------------------------------------------------
+
+#: Why cases of a suite were not measured, as the JSON summary's ``cases`` names them.
+UNMEASURED = (("deselected", "deselected"), ("sampled_out", "sampled out"), ("skipped", "skipped"), ("not_run", "not run"))
+
+
+def population_text(cases: Mapping[str, Any]) -> str:
+    """``90 of 100 cases run (deselected 10)``: what a partial suite's verdict covers,
+    from its ``cases`` counts (JSON form; ``sampled`` is true when the command line
+    sampled it without a known population)."""
+    why = {label: int(cases.get(key) or 0) for key, label in UNMEASURED}
+    why = {label: n for label, n in why.items() if n}
+    ran = int(cases.get("total") or 0) - int(cases.get("skipped") or 0)
+    whole = cases.get("population")
+    if whole is None:
+        whole = ran + sum(why.values())
+    parts = [f"{label} {n}" for label, n in why.items()]
+    if cases.get("sampled") and "sampled out" not in why:
+        parts.append("sampled by the command line")
+    return f"{ran} of {whole} cases run ({', '.join(parts)})"

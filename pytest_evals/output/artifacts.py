@@ -179,6 +179,9 @@ def junit_properties(report: RunReport) -> None:
     for s in report.suites:
         prefix = f"evals.{s.name}"
         xml.add_global_property(f"{prefix}.passed", str(s.passed).lower())
+        xml.add_global_property(f"{prefix}.partial", str(s.partial).lower())
+        if s.partial:
+            xml.add_global_property(f"{prefix}.population", s.cases.partial_text())
         for metric_path, metric in walk(s.metrics):
             xml.add_global_property(f"{prefix}.{metric_path}", _fmt_plain(metric.value))
             if metric.ci is not None:

@@ -31,6 +31,7 @@ REASON_LABELS = {
     ReasonKind.PROBLEM: "PROBLEM",
     ReasonKind.FAILED_CASES: "FAILED",
     ReasonKind.UNCHECKED_GATES: "FAILED",
+    ReasonKind.PARTIAL: "PARTIAL",
 }
 
 
@@ -100,13 +101,15 @@ def render_terminal(tr: pytest.TerminalReporter, report: RunReport) -> None:
 def render_suite(tr: pytest.TerminalReporter, s: SuiteSummary, verbose: bool) -> None:
     """A suite's verdict line, its table, warnings and the reasons it fails."""
     c = s.cases
-    verdict = "PASSED" if s.passed else "FAILED"
+    verdict = s.verdict_word
+    xfail = f", {c.xfailed} xfailed, {c.xpassed} xpassed" if c.xfailed or c.xpassed else ""
     tr.write_line("")
     tr.write_line(
         f"{s.name} [{s.task}] {s.suite}: {c.total} cases, {c.passed} passed, "
-        f"{c.failed} failed, {c.errors} errors, {c.skipped} skipped -> {verdict}",
+        f"{c.failed} failed, {c.errors} errors, {c.skipped} skipped{xfail} -> {verdict}",
         bold=True,
-        green=s.passed,
+        green=verdict == "PASSED",
+        yellow=verdict == "PARTIAL",
         red=not s.passed,
     )
     note = (s.tables or {}).get("judge_note")
@@ -114,6 +117,12 @@ def render_suite(tr: pytest.TerminalReporter, s: SuiteSummary, verbose: bool) ->
         tr.write_line(f"  {note}")
     if c.expected is not None and c.received != c.expected:
         tr.write_line(f"  cases collected: {c.expected}, results received: {c.received}", red=True)
+    if s.partial and s.passed:
+        # Allowed by --evals-allow-partial; still said wherever the verdict is shown.
+        tr.write_line(
+            f"  PARTIAL {s.name}: {c.partial_text()}; the gates cover only those cases",
+            yellow=True,
+        )
     rows, hidden = suite_rows(s, verbose)
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for row in rows:

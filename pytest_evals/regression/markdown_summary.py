@@ -32,8 +32,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [*lines, ""]
 
 
+def _verdict(s: Mapping[str, Any]) -> str:
+    """A suite's (or the run's) verdict; PARTIAL: passed on part of its population
+    (``--evals-allow-partial``)."""
+    if not s.get("passed"):
+        return "❌ failed"
+    return "⚠️ PARTIAL" if s.get("partial") else "✅ passed"
+
+
 def _suite(s: Mapping[str, Any]) -> list[str]:
-    verdict = "✅ passed" if s.get("passed") else "❌ failed"
+    verdict = _verdict(s)
     c = s.get("cases") or {}
     lines = [f"### {cell(s.get('name'))} ({cell(s.get('task'))}): {verdict}", ""]
     lines.append(
@@ -41,6 +49,8 @@ def _suite(s: Mapping[str, Any]) -> list[str]:
         f"{c.get('errors', 0)} errors" + (f", {c['skipped']} skipped" if c.get("skipped") else "")
     )
     lines.append("")
+    if s.get("partial"):
+        lines += [f"> ⚠️ **PARTIAL**: {cell(fmt.population_text(c))}; the gates cover only those cases", ""]
     gated = fmt.gates_by_metric(s.get("gates") or [])
     rows = []
     for path, m in fmt.walk(s.get("metrics") or {}):
@@ -98,12 +108,13 @@ def render(summary: Mapping[str, Any], *, html_report: str | None = None) -> str
     """The Markdown text of a run summary."""
     suites = summary.get("suites") or []
     ok = summary.get("passed", False)
-    lines = [f"## pytest_evals: {'✅ passed' if ok else '❌ failed'}", ""]
+    lines = [f"## pytest_evals: {_verdict({'passed': ok, 'partial': summary.get('partial')})}", ""]
     rows = []
     for s in suites:
         c = s.get("cases") or {}
+        verdict = ("PARTIAL" if s.get("partial") else "pass") if s.get("passed") else "**FAIL**"
         rows.append([cell(s.get("name")), cell(s.get("task")), str(c.get("total", 0)), str(c.get("failed", 0)),
-                     str(c.get("errors", 0)), "pass" if s.get("passed") else "**FAIL**"])
+                     str(c.get("errors", 0)), verdict])
     if rows:
         lines += _table(["suite", "task", "cases", "failed", "errors", "verdict"], rows)
     if html_report:

@@ -22,10 +22,13 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output import strict_json as strictjson
+
+if TYPE_CHECKING:
+    from pytest_evals.controller.suite_verdict import Population
 
 
 class RescoreError(Exception):
@@ -91,12 +94,36 @@ def _task_class(entry: Mapping[str, Any], name: str, where: str) -> Any:
         raise RescoreError(f"{where}: {exc}") from None
 
 
+def stored_population(cases: Mapping[str, Any] | None) -> Population | None:
+    """What the run knew of a suite's cases beyond its results (a partial run's
+    population counts, in its summary.json), for the recomputed verdict."""
+    from pytest_evals.controller.suite_verdict import Population
+
+    if not cases or "population" not in cases:
+        return None
+    def number(key: str) -> int:
+        return int(cases.get(key) or 0)
+
+    return Population(
+        defined=cases.get("population"),
+        deselected=number("deselected"),
+        sampled_out=number("sampled_out"),
+        not_run=number("not_run"),
+        xfailed=number("xfailed"),
+        xpassed=number("xpassed"),
+    )
+
+
 def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Suite summaries (JSON, as in summary.json) recomputed from a run folder."""
     from pytest_evals.controller.suite_verdict import suite_summary
     from pytest_evals.suites.suite_config import Suite, set_path
 
     manifest = _read_json(run / "manifest.json")
+    # A partial run stays partial: its population and whether it was allowed are in
+    # the stored summary (absent in folders written before they were recorded).
+    stored = _read_json(run / "summary.json") if (run / "summary.json").is_file() else {}
+    stored_cases = {str(s.get("suite")): s.get("cases") for s in stored.get("suites") or []}
     by_suite: dict[str, list[CaseResult]] = defaultdict(list)
     for result in iter_results(run / "results.jsonl"):
         by_suite[result.suite].append(result)
@@ -113,7 +140,13 @@ def rescore(run: Path, overrides: Mapping[str, Mapping[str, Any]] | None = None)
         config = task_cls.config_model.model_validate(raw)
         suite = Suite(path=Path(entry["suite_path"]), nodeid=suite_id, name=entry.get("name") or suite_id, config=config, raw=raw)
         results = sorted(by_suite.get(suite_id, []), key=lambda r: (r.index, r.case_id))
-        out.append(suite_summary(suite, task_cls(suite), results, accounted=True).to_json())
+        out.append(
+            suite_summary(
+                suite, task_cls(suite), results, accounted=True,
+                population=stored_population(stored_cases.get(suite_id)),
+                allow_partial=bool(stored.get("allow_partial")),
+            ).to_json()
+        )
     return out
 
 
@@ -209,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"rescore: warning: --set names suite {name!r}, which is not in this run (suites: {have}); "
                   "nothing was changed for it", file=sys.stderr)
     for s in fresh:
-        verdict = "PASSED" if s["passed"] else "FAILED"
+        verdict = ("PARTIAL" if s.get("partial") else "PASSED") if s["passed"] else "FAILED"
         missed = [g for g in s["gates"] if not g["passed"]]
         print(f"{s['name']}: {s['cases']['total']} cases -> {verdict}" + (f" ({len(missed)} gate(s) missed)" if missed else ""))
     if args.json:

@@ -247,6 +247,7 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
                 "folder": name,
                 "cases": (s.get("cases") or {}).get("total", 0),
                 "passed": s.get("passed"),
+                "partial": bool(s.get("partial")),
                 "files": files,
             }
         )

@@ -119,7 +119,16 @@ def counts_view(suite: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **{k: int(c.get(k, 0)) for k in ("total", "passed", "failed", "errors", "skipped")},
         "by_kind": f" ({', '.join(f'{k}: {v}' for k, v in kinds.items())})" if kinds else "",
+        # A suite that ran on part of its population says how much of it.
+        "partial": fmt.population_text(c) if suite.get("partial") else None,
     }
+
+
+def verdict_word(passed: bool, partial: bool) -> str:
+    """PASSED, FAILED, or PARTIAL: passed on part of its population (allowed)."""
+    if not passed:
+        return "FAILED"
+    return "PARTIAL" if partial else "PASSED"
 
 
 def detail_view(counts: Mapping[str, int] | None) -> dict[str, Any] | None:
@@ -179,6 +188,7 @@ def suite_view(
         "task": suite.get("task"),
         "what": suite.get("what"),
         "passed": bool(suite.get("passed")),
+        "verdict": verdict_word(bool(suite.get("passed")), bool(suite.get("partial"))),
         "counts": counts_view(suite),
         "metrics": top,
         "nested": nested,
@@ -236,6 +246,7 @@ def run_section(
         files.append(f"result files: {report_dir}")
     run = {
         "passed": bool(summary.get("passed")),
+        "verdict": verdict_word(bool(summary.get("passed")), bool(summary.get("partial"))),
         "files": " · ".join(files),
         "note": summary.get("exit_note"),
         "llm": llm_view(summary.get("llm")),

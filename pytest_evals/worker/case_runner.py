@@ -70,7 +70,12 @@ class CaseRunner:
                 return result
             # This case waits on I/O: overlap it and the rest from now on.
             self._inline = False
-        prefetcher = self._prefetched.get(job.nodeid) or self._prefetch_from(job, upcoming)
+        prefetcher = self._prefetched.get(job.nodeid)
+        if prefetcher is not None and prefetcher.delivered(job.nodeid):
+            # The item runs again (pytest-rerunfailures): evaluate the case afresh, with
+            # its own deadline, rather than wait on a result already handed out.
+            return self._on_engine(job)
+        prefetcher = prefetcher or self._prefetch_from(job, upcoming)
         if prefetcher is not None:
             return prefetcher.result(job.nodeid, self.case_timeout)
         return self._on_engine(job)

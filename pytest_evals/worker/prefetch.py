@@ -157,6 +157,11 @@ class Prefetcher:
     def owns(self, nodeid: str) -> bool:
         return nodeid in self._index
 
+    def delivered(self, nodeid: str) -> bool:
+        """Its result was already handed out: a second request (a rerun of the item,
+        pytest-rerunfailures) has nothing left to wait for here."""
+        return self._futures[self._index[nodeid]] is _DONE
+
     def _release_upto(self, i: int) -> None:
         # Items consume in order; a skipped or deselected item never consumes, so
         # consuming item i frees the slots of every earlier item too.
