@@ -51,10 +51,14 @@ class ReasonKind(enum.Enum):
     REGRESSION = "regression"
     #: Gates that could not be checked at all (e.g. regression gates without a readable baseline).
     UNCHECKED_GATES = "unchecked gates"
+    #: A regression gate that cannot tell regression from none (fails only under
+    #: ``--evals-fail-inconclusive``).
+    INCONCLUSIVE = "inconclusive"
 
 
 #: How each kind's line starts in the JSON summary's ``reasons`` (the schema's wording).
-_JSON_PREFIX = {ReasonKind.MISSED_GATE: "missed gate: ", ReasonKind.REGRESSION: "regression: "}
+_JSON_PREFIX = {ReasonKind.MISSED_GATE: "missed gate: ", ReasonKind.REGRESSION: "regression: ",
+                ReasonKind.INCONCLUSIVE: "inconclusive: "}
 
 
 @dataclass(frozen=True)
