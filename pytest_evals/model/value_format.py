@@ -151,3 +151,16 @@ def p_value(p: float | None) -> str:
 def margin(op: str, value: float) -> str:
     """A regression gate: ``max drop 0.02``."""
     return f"{op.replace('_', ' ')} {value:g}"
+
+
+def regression_result(status: str | None, verdict: str | None) -> str:
+    """A regression gate's outcome in words: its verdict (regression, no regression,
+    inconclusive) and whether it fails the suite; "not checked" for a gate that failed
+    without a verdict (unusable or mismatched baseline, metric undefined)."""
+    if verdict == "inconclusive":
+        return "inconclusive (fails: --evals-fail-inconclusive)" if status == "failed" else "inconclusive (passes)"
+    if verdict in ("regression", "no regression"):
+        return str(verdict)
+    if status == "skipped":
+        return "skipped"
+    return "not checked" if status == "failed" else str(status or "")

@@ -73,7 +73,7 @@ def _chosen(given: Path, read: Path) -> str | None:
     if not given.is_dir() or (given / RESULTS_FILE).is_file():
         return None
     runs = sum(1 for p in given.glob(f"*/{RESULTS_FILE}") if p.is_file())
-    return f"the newest of {runs} run folder(s) in {given}: {read.parent.name}"
+    return f"the newest of {runs} run folder(s) in {given}"
 
 
 def load_baseline(path: str | Path) -> Baseline:

@@ -209,7 +209,7 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
         missing = "no baseline given (--evals-baseline)"
     elif suite_cases is None:
         suites = sorted(baseline.suites)
-        missing = (f"the baseline {baseline.describe()} has no suite {summary.suite!r} (suites there: "
+        missing = (f"the baseline has no suite {summary.suite!r} (suites there: "
                    f"{', '.join(suites[:5]) or 'none'}{' ...' if len(suites) > 5 else ''}): a renamed or new suite file?")
     changes: list[str] = []
     settings_note = None
