@@ -368,9 +368,36 @@ def write_markdown(config: pytest.Config, summary: dict[str, Any]) -> list[str]:
     return written
 
 
+def junit_properties(config: pytest.Config, summary: dict[str, Any]) -> None:
+    """Each suite's regression verdicts and baseline differences as JUnit test-suite
+    properties, beside the core's (``evals.<suite>.regression.<metric>.<op>``)."""
+    from pytest_evals.output.artifacts import junit_xml
+
+    xml = junit_xml(config)
+    if xml is None:
+        return
+    for s in summary.get("suites") or []:
+        block = s.get("baseline")
+        if not block:
+            continue
+        prefix = f"evals.{s.get('name')}"
+        for g in block.get("gates") or []:
+            xml.add_global_property(f"{prefix}.regression.{g.get('metric')}.{g.get('op')}",
+                                    str(g.get("verdict") or g.get("status")))
+        if block.get("error"):
+            xml.add_global_property(f"{prefix}.baseline.error", str(block["error"]))
+            continue
+        for key in ("changed_inputs", "settings_changes", "unpaired_current", "unpaired_baseline"):
+            if block.get(key):
+                xml.add_global_property(f"{prefix}.baseline.{key}", str(len(block[key])))
+        if block.get("changes_allowed") and (block.get("changed_inputs") or block.get("settings_changes")):
+            xml.add_global_property(f"{prefix}.baseline.changes_allowed", "true")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
     config.stash[MARKDOWN_KEY] = write_markdown(config, summary)
+    junit_properties(config, summary)
 
 
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:

@@ -162,8 +162,17 @@ def test_relabelled_data_is_a_mismatch_not_a_model_regression(pytester: pytest.P
     assert s["baseline"]["newly_failing"] == []  # not the same cases: no flips either
     # Allowed: the relabelled cases are left out of the paired test (180 unchanged, no
     # regression on them), but over all cases the accuracy fell: inconclusive.
-    result, summary = run(pytester, "--evals-baseline", "main-run", "--evals-baseline-allow-changes", *workers)
+    result, summary = run(pytester, "--evals-baseline", "main-run", "--evals-baseline-allow-changes",
+                          "--junitxml", "junit.xml", *workers)
     assert result.ret == 0, result.stdout.str()
+    import xml.etree.ElementTree as ET
+
+    props = {p.get("name"): p.get("value")
+             for p in ET.parse(pytester.path / "junit.xml").getroot().iter("property")
+             if str(p.get("name")).startswith("evals.jb.")}
+    assert props["evals.jb.regression.accuracy.max_drop"] == "inconclusive"
+    assert props["evals.jb.baseline.changed_inputs"] == "20"
+    assert props["evals.jb.baseline.changes_allowed"] == "true"
     gate = first(summary)["baseline"]["gates"][0]
     assert gate["paired"] == 180 and gate["diff"] == 0
     assert gate["verdict"] == "inconclusive"
