@@ -62,10 +62,14 @@ class ReasonKind(enum.Enum):
     #: The suite ran on part of its population (deselected, sampled, skipped or not run
     #: cases) and ``--evals-allow-partial`` was not given.
     PARTIAL = "partial run"
+    #: A regression gate that cannot tell regression from none (fails only under
+    #: ``--evals-fail-inconclusive``).
+    INCONCLUSIVE = "inconclusive"
 
 
 #: How each kind's line starts in the JSON summary's ``reasons`` (the schema's wording).
-_JSON_PREFIX = {ReasonKind.MISSED_GATE: "missed gate: ", ReasonKind.REGRESSION: "regression: "}
+_JSON_PREFIX = {ReasonKind.MISSED_GATE: "missed gate: ", ReasonKind.REGRESSION: "regression: ",
+                ReasonKind.INCONCLUSIVE: "inconclusive: "}
 
 
 @dataclass(frozen=True)

@@ -23,3 +23,6 @@ class CaseRef:
     error: str | None = None
     #: Light fields safe to show before loading (e.g. a benchmark's task type).
     meta: dict[str, Any] = field(default_factory=dict)
+    #: A short hash of the case's input fields, set when the case is read
+    #: (``Task.load_case``): results carry it so a later run pairs only equal inputs.
+    fingerprint: str | None = None

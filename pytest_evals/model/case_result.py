@@ -32,6 +32,10 @@ class CaseResult:
     scores: dict[str, float | None] = field(default_factory=dict)
     #: What the task's aggregation needs (labels, verdicts, per-metric values).
     data: dict[str, Any] = field(default_factory=dict)
+    #: A short hash of the case's input fields (not its outputs), None when the input
+    #: was never read: a regression baseline pairs a case only with equal inputs. Kept
+    #: before ``details``: the reader of earlier runs parses the fields before it.
+    fingerprint: str | None = None
     #: What a reviewer needs: inputs, expected/actual, judge prompts, replies, reasons.
     details: dict[str, Any] = field(default_factory=dict)
     message: str | None = None

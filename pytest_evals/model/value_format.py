@@ -173,3 +173,16 @@ def population_text(cases: Mapping[str, Any]) -> str:
     if cases.get("sampled") and "sampled out" not in why:
         parts.append("sampled by the command line")
     return f"{ran} of {whole} cases run ({', '.join(parts)})"
+
+
+def regression_result(status: str | None, verdict: str | None) -> str:
+    """A regression gate's outcome in words: its verdict (regression, no regression,
+    inconclusive) and whether it fails the suite; "not checked" for a gate that failed
+    without a verdict (unusable or mismatched baseline, metric undefined)."""
+    if verdict == "inconclusive":
+        return "inconclusive (fails: --evals-fail-inconclusive)" if status == "failed" else "inconclusive (passes)"
+    if verdict in ("regression", "no regression"):
+        return str(verdict)
+    if status == "skipped":
+        return "skipped"
+    return "not checked" if status == "failed" else str(status or "")

@@ -158,7 +158,7 @@ def write_summary(report: RunReport) -> None:
     junit_properties(report)
 
 
-def _junit_xml(config: pytest.Config) -> Any:
+def junit_xml(config: pytest.Config) -> Any:
     """pytest's JUnit XML writer, if ``--junitxml`` is on: found as the registered plugin
     offering ``add_global_property`` (what the public ``record_testsuite_property``
     fixture calls), so no private pytest module is imported."""
@@ -173,7 +173,7 @@ def _junit_xml(config: pytest.Config) -> Any:
 def junit_properties(report: RunReport) -> None:
     from pytest_evals.model.metric_value import walk
 
-    xml = _junit_xml(report.config)
+    xml = junit_xml(report.config)
     if xml is None:
         return
     for s in report.suites:

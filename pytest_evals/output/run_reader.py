@@ -12,8 +12,11 @@ A run is given as any of:
   summary made by another tool may), else a ``results.jsonl`` beside it.
 
 Only what pairing reads is kept per case (:class:`RunCase`): suite, case id, status,
-scores, data and message. Nothing here knows a task: a case is right when it passed,
-wrong when it failed; groups and label words are the callers' business.
+scores, data, message and the input's fingerprint. Each suite's recorded settings
+(models, target: the summary's ``settings``) are read apart, by :func:`read_settings`,
+from the summary itself or the ``summary.json`` of the run folder. Nothing here knows a
+task: a case is right when it passed, wrong when it failed; groups and label words are
+the callers' business.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class RunCase(NamedTuple):
     position: int
     #: The task that produced it, when the file says (compare groups by its family's field).
     task: str | None = None
+    #: The hash of the case's input fields (None: not recorded, e.g. an older run).
+    fingerprint: str | None = None
 
     @property
     def where(self) -> str:
@@ -128,6 +133,7 @@ def _case(
     status = record.get("status") or ""
     if task is None:
         task = record.get("task")
+    fingerprint = record.get("fingerprint")
     # One test for the shape every written result has; the rest only when it fails.
     if not (type(case_id) is str and type(suite) is str and type(scores) is dict and type(data) is dict
             and type(status) is str):
@@ -137,6 +143,7 @@ def _case(
         message if isinstance(message, str) else None,
         suite_name if isinstance(suite_name, str) else None,
         origin, position, task if isinstance(task, str) else None,
+        fingerprint if isinstance(fingerprint, str) else None,
     )
 
 
@@ -243,6 +250,17 @@ def _from_summary(path: Path, doc: Any) -> Iterator[RunCase]:
     )
 
 
+def source_file(path: str | Path) -> Path:
+    """The file :func:`read_run` reads for ``path``: a folder's (newest run's)
+    ``results.jsonl``, else ``path`` itself; raises :class:`RunFileError` when there is none."""
+    p = Path(path)
+    if p.is_dir():
+        return results_file(p)
+    if not p.is_file():
+        raise RunFileError(f"{path}: no such file or folder")
+    return p
+
+
 def read_run(path: str | Path) -> Iterator[RunCase]:
     """Every case result of the run at ``path`` (see the module docstring for the forms);
     raises :class:`RunFileError` naming the file and line at fault."""
@@ -255,6 +273,51 @@ def read_run(path: str | Path) -> Iterator[RunCase]:
         yield from _from_jsonl(p)
     else:
         yield from _from_summary(p, _load_json(p))
+
+
+# -- recorded settings ----------------------------------------------------------------------
+
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass
+class RunSettings:
+    """Each suite's recorded ``settings`` (models, target), by suite id and by name."""
+
+    #: The summary they were read from.
+    source: Path
+    by_suite: dict[str, dict[str, Any]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+
+    def suite(self, suite_id: str, name: str) -> dict[str, Any] | None:
+        if suite_id in self.by_suite:
+            return self.by_suite[suite_id]
+        other = self.names.get(name)
+        return self.by_suite.get(other) if other is not None else None
+
+
+def read_settings(path: str | Path) -> RunSettings | None:
+    """The settings each suite of the run at ``path`` recorded: from the summary (an
+    ``--evals-json`` file) or the run folder's ``summary.json`` beside its results. None
+    when there is no summary, or it records none (a run of an older version). An
+    unreadable summary is a :class:`RunFileError`."""
+    read = source_file(path)
+    summary = read if read.suffix == ".json" else read.parent / SUMMARY_FILE
+    if not summary.is_file():
+        return None
+    doc = _load_json(summary)
+    suites = doc.get("suites") if isinstance(doc, dict) else None
+    if not isinstance(suites, list):
+        return None
+    out = RunSettings(summary)
+    for s in suites:
+        if not isinstance(s, dict) or not isinstance(s.get("settings"), dict):
+            continue
+        suite_id = str(s.get("suite", ""))
+        out.by_suite[suite_id] = s["settings"]
+        if isinstance(s.get("name"), str):
+            out.names[s["name"]] = suite_id
+    return out if out.by_suite else None
 
 
 # -- outcomes: a run as right/wrong per case (pytest-evals compare) -----------------------

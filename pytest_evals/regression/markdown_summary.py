@@ -42,6 +42,9 @@ def _verdict(s: Mapping[str, Any]) -> str:
 
 def _suite(s: Mapping[str, Any]) -> list[str]:
     verdict = _verdict(s)
+    undecided = len((s.get("baseline") or {}).get("inconclusive") or [])
+    if undecided:
+        verdict += f", {undecided} inconclusive regression gate(s)"
     c = s.get("cases") or {}
     lines = [f"### {cell(s.get('name'))} ({cell(s.get('task'))}): {verdict}", ""]
     lines.append(
@@ -72,23 +75,45 @@ def _suite(s: Mapping[str, Any]) -> list[str]:
 
 
 def _baseline(block: Mapping[str, Any]) -> list[str]:
+    if block.get("error"):
+        return [f"**vs baseline**: {cell(block['error'], 400)}", ""]
     lines = [f"**vs baseline**: {block.get('paired', 0)} paired cases"]
     extra = []
+    if block.get("cases") is not None and block.get("cases") != block.get("paired", 0):
+        extra.append(f"of {block['cases']} in this run")
     for key, label in (("unpaired_current", "only in this run"), ("unpaired_baseline", "only in the baseline"),
                        ("error_in_one_run", "erroring in one run")):
         if block.get(key):
             extra.append(f"{len(block[key])} {label}")
     lines[-1] += (" (" + ", ".join(extra) + ")" if extra else "") + ""
     lines.append("")
+    if block.get("path"):
+        chosen = f" ({cell(block['chosen'])})" if block.get("chosen") else ""
+        lines += [f"Baseline: `{str(block['path']).replace('`', '')}`{chosen}", ""]
+    allowed = " (allowed by --evals-baseline-allow-changes)" if block.get("changes_allowed") else ""
+    changed = block.get("changed_inputs") or []
+    if changed:
+        shown = ", ".join(cell(c) for c in changed[:MAX_FLIPS]) + (" …" if len(changed) > MAX_FLIPS else "")
+        lines += [f"- ⚠️ inputs changed since the baseline{allowed}: {len(changed)} case id(s), not paired: {shown}"]
+    for change in block.get("settings_changes") or []:
+        lines.append(f"- ⚠️ setting changed since the baseline{allowed}: {cell(change, 200)}")
+    for note in (block.get("settings_note"), block.get("note")):
+        if note:
+            lines.append(f"- note: {cell(note, 400)}")
+    if lines[-1] != "":
+        lines.append("")
     rows = []
     for g in block.get("gates", []):
         ci = fmt.signed_interval(g.get("ci_low"), g.get("ci_high"))
         change = fmt.change(g.get("baseline"), g.get("current"), g.get("diff"))
         p = fmt.p_value(g.get("p_value"))
-        status = {"failed": "**FAIL**", "passed": "pass", "skipped": "skipped"}.get(g.get("status", ""), g.get("status", ""))
-        rows.append([cell(g.get("metric")), fmt.margin(str(g.get("op", "")), g.get("margin", 0)), change, ci, p, status])
+        status = fmt.regression_result(g.get("status"), g.get("verdict"))
+        if g.get("status") == "failed":
+            status = f"**FAIL** ({status})"
+        rows.append([cell(g.get("metric")), fmt.margin(str(g.get("op", "")), g.get("margin", 0)), change, ci, p, status,
+                     cell(g.get("reason"), 300)])
     if rows:
-        lines += _table(["metric", "gate", "change", "95% CI of change", "p", "result"], rows)
+        lines += _table(["metric", "gate", "change", "95% CI of change", "p", "result", "note"], rows)
     for key, title in (("newly_failing", "Newly failing"), ("newly_passing", "Newly passing")):
         flips = block.get(key) or []
         if not flips:

@@ -85,12 +85,28 @@ def gate_rows(suite: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def baseline_view(block: Mapping[str, Any]) -> dict[str, Any]:
     notes = [f"{int(block.get('paired', 0)):,} paired cases"]
+    if block.get("cases") is not None and block.get("cases") != block.get("paired", 0):
+        notes[0] += f" of {int(block['cases']):,} in this run"
     for key, label in (("unpaired_current", "only in this run"), ("unpaired_baseline", "only in the baseline"),
                        ("error_in_one_run", "erroring in one run")):
         if block.get(key):
             notes.append(f"{len(block[key]):,} {label}")
     if block.get("note"):
         notes.append(str(block["note"]))
+    allowed = " (allowed by --evals-baseline-allow-changes)" if block.get("changes_allowed") else ""
+    warnings = []
+    changed = block.get("changed_inputs") or []
+    if changed:
+        warnings.append(f"inputs changed since the baseline{allowed}: {len(changed):,} case id(s), not paired: "
+                        + ", ".join(map(str, changed[:BASELINE_FLIPS])) + (" …" if len(changed) > BASELINE_FLIPS else ""))
+    warnings += [f"setting changed since the baseline{allowed}: {c}" for c in block.get("settings_changes") or []]
+    if block.get("settings_note"):
+        warnings.append(str(block["settings_note"]))
+    undecided = block.get("inconclusive") or []
+    if undecided:
+        warnings.append(f"inconclusive regression gate(s): {', '.join(map(str, undecided))} (they pass unless "
+                        "--evals-fail-inconclusive)")
+    source = str(block.get("path") or "") + (f" ({block['chosen']})" if block.get("chosen") else "")
     gates = [
         {
             "metric": g.get("metric"),
@@ -100,6 +116,8 @@ def baseline_view(block: Mapping[str, Any]) -> dict[str, Any]:
             "p": fmt.p_value(g.get("p_value")),
             "method": g.get("method", ""),
             "status": str(g.get("status", "")),
+            "verdict": str(g.get("verdict") or ""),
+            "result": fmt.regression_result(g.get("status"), g.get("verdict")),
             "reason": g.get("reason") or "",
         }
         for g in block.get("gates") or []
@@ -110,7 +128,8 @@ def baseline_view(block: Mapping[str, Any]) -> dict[str, Any]:
         if cases:
             flips.append({"key": key, "title": title, "total": len(cases), "cases": cases[:BASELINE_FLIPS],
                           "more": max(0, len(cases) - BASELINE_FLIPS)})
-    return {"error": block.get("error"), "note": "; ".join(notes), "gates": gates, "flips": flips}
+    return {"error": block.get("error"), "note": "; ".join(notes), "gates": gates, "flips": flips,
+            "warnings": warnings, "source": source}
 
 
 def counts_view(suite: Mapping[str, Any]) -> dict[str, Any]:

@@ -60,6 +60,16 @@ class Task(Generic[CaseT]):
     #: ``actual``/``predicted`` labels, besides yes/true/1 (lower case): the regression
     #: gates' precision, recall and F-beta rules read the labels with them.
     positive_labels: ClassVar[frozenset[str]] = frozenset()
+    #: The fields of a case's record that are its input (what the system under test is
+    #: given and what it is judged against, e.g. the question and the expected label),
+    #: hashed into each result's ``fingerprint``. None: the whole record but its
+    #: ``output_fields``. A task whose records carry the system's outputs
+    #: (``generate: false`` data) names one or the other, so that a new output is not
+    #: taken for a new case.
+    input_fields: ClassVar[tuple[str, ...] | None] = None
+    #: Fields of a record holding the system's outputs, left out of the fingerprint
+    #: when ``input_fields`` is None.
+    output_fields: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, suite: Suite) -> None:
         self.suite = suite
@@ -81,12 +91,26 @@ class Task(Generic[CaseT]):
                                  f"{self.config.input_path!r} of {self.suite.path.name}; looked in {places})")
         yield from jsonl_refs(path)
 
-    def load_case(self, ref: CaseRef) -> CaseT:
-        """Read and validate one case (raise CaseInputError naming file, line and field)."""
+    def read_case(self, ref: CaseRef) -> Any:
+        """One case's record as stored (default: its line of the JSONL ``input_path``)."""
         from pytest_evals.suites.jsonl_cases import read_json_line
 
-        data = read_json_line(ref)
+        return read_json_line(ref)
+
+    def load_case(self, ref: CaseRef) -> CaseT:
+        """Read and validate one case (raise CaseInputError naming file, line and field);
+        the input's fingerprint is kept on ``ref`` for the case's result."""
+        data = self.read_case(ref)
+        ref.fingerprint = self.input_fingerprint(data)
         return self.validate_case(data, ref)
+
+    def input_fingerprint(self, record: Any) -> str | None:
+        """A short hash of ``record``'s input fields (``input_fields``, or all but the
+        ``output_fields``); None when there is nothing to hash. Override it when the
+        input is not a plain part of the record (e.g. keys spelt several ways)."""
+        from pytest_evals.tasks.input_fingerprint import fingerprint, input_part
+
+        return fingerprint(input_part(record, self.input_fields, self.output_fields))
 
     def validate_case(self, data: Any, ref: CaseRef) -> CaseT:
         raise NotImplementedError
@@ -124,7 +148,27 @@ class Task(Generic[CaseT]):
         return generated
 
     def new_result(self, ref: CaseRef) -> CaseResult:
-        return CaseResult(suite=self.suite.nodeid, task=self.name, case_id=ref.case_id, source=ref.source)
+        return CaseResult(suite=self.suite.nodeid, task=self.name, case_id=ref.case_id, source=ref.source,
+                          fingerprint=ref.fingerprint)
+
+    def run_settings(self) -> dict[str, Any]:
+        """What besides its inputs decides this suite's results, as plain JSON: recorded
+        in the summary (``settings``), and a regression baseline recorded with other
+        values is reported and fails the regression gates (unless
+        ``--evals-baseline-allow-changes``). Default: the suite's ``target`` when it
+        generates, and the model and temperature its metrics name. A family whose
+        configuration names other models (a policy, raters) adds them."""
+        out: dict[str, Any] = {}
+        if self.config.generate and self.config.target is not None:
+            out["target"] = self.config.target
+        models: dict[str, Any] = {}
+        for m in self.config.metrics:
+            chosen = {k: getattr(m, k, None) for k in ("model", "temperature")}
+            if any(v is not None for v in chosen.values()):
+                models[m.name] = {k: v for k, v in chosen.items() if v is not None}
+        if models:
+            out["metrics"] = models
+        return out
 
     # -- aggregation (controller) ---------------------------------------------------
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:

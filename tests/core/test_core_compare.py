@@ -99,3 +99,31 @@ def test_without_group_by_only_a_field_the_family_declares_groups(
     data = json.loads(out.read_text(encoding="utf-8"))
     assert (data["group_by"], list(data["comparisons"])) == ("lang", ["all", "en", "pt"])
     capsys.readouterr()
+
+
+def test_compare_reads_two_evals_json_summaries(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 25: ``compare A.json B.json`` refused two --evals-json summaries ("no per-case
+    results") though they carry ``case_results`` and --evals-baseline reads them."""
+    import yaml
+
+    def write(wrong: set[int]) -> None:
+        rows = [{"id": f"c{i}", "question": f"q{i}", "expected_outcome": i % 2 == 0,
+                 "actual_outcome": (i % 2 != 0) if i in wrong else (i % 2 == 0)} for i in range(30)]
+        (pytester.path / "jb.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        (pytester.path / "jb.eval.yaml").write_text(
+            yaml.safe_dump({"task": "jailbreak_guardrails", "input_path": "jb.jsonl"}), encoding="utf-8")
+
+    write(set())
+    pytester.runpytest("--evals-json", "a.json", "-p", "no:cacheprovider")
+    write({0, 1, 2, 5})
+    pytester.runpytest("--evals-json", "b.json", "-p", "no:cacheprovider")
+    capsys.readouterr()
+    out = pytester.path / "cmp.json"
+    a, b = pytester.path / "a.json", pytester.path / "b.json"
+    assert main(["compare", str(a), str(b), "--json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    allc = data["comparisons"]["all"]
+    assert (allc["n"], allc["only_a"], allc["only_b"]) == (30, 4, 0)
+    assert data["a"]["suites"] == ["jb.eval.yaml"] and data["unpaired"] == {"only_in_a": 0, "only_in_b": 0,
+                                                                            "without_verdict": 0}
+    assert "acc A" in capsys.readouterr().out

@@ -74,8 +74,11 @@ def test_reasons_are_typed_and_written_as_the_schema_words_them() -> None:
     assert str(missed) == "missed gate: recall = 0.5, required >= 0.9"
     assert str(Reason(ReasonKind.REGRESSION, "accuracy max drop 0.02")) == "regression: accuracy max drop 0.02"
     assert str(Reason(ReasonKind.PROBLEM, "bad input")) == "bad input"
-    # Every kind has a terminal label, except regressions: their plugin shows them with the paired test.
-    assert set(ReasonKind) - set(REASON_LABELS) == {ReasonKind.REGRESSION}
+    assert str(Reason(ReasonKind.INCONCLUSIVE, "accuracy max drop 0.02")) == "inconclusive: accuracy max drop 0.02"
+    # Every kind has a terminal label, except regression gates' verdicts (a regression, or
+    # an inconclusive gate under --evals-fail-inconclusive): their plugin shows them with
+    # the paired test.
+    assert set(ReasonKind) - set(REASON_LABELS) == {ReasonKind.REGRESSION, ReasonKind.INCONCLUSIVE}
 
 
 def test_the_verdict_gives_each_reason_its_kind() -> None:

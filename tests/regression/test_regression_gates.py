@@ -112,16 +112,23 @@ def test_an_unreadable_baseline_is_a_reason_of_its_own(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["  FAILED jb: regression gates: baseline unreadable: *", "  vs baseline: *not JSON*"])
 
 
-def test_same_drop_on_too_few_cases_passes_with_p_value(pytester: pytest.Pytester) -> None:
+def test_same_drop_on_too_few_cases_is_inconclusive_and_passes_with_p_value(pytester: pytest.Pytester) -> None:
+    """Issue 25: a drop beyond the margin that is not significant is no evidence either
+    way: "inconclusive" (it passed as "no regression" before), passing by default."""
     base = _baseline(pytester, 10)
     _suite(pytester.path, _rows(10, {0}), GATES)
     result, suite = _summary(pytester, "--evals-baseline", base)
     acc = next(g for g in suite["baseline"]["gates"] if g["metric"] == "accuracy")
     assert acc["diff"] == pytest.approx(-0.10)
-    assert acc["status"] == "passed" and acc["p_value"] == pytest.approx(0.5)
+    assert acc["status"] == "inconclusive" and acc["verdict"] == "inconclusive" and acc["passed"]
+    assert acc["p_value"] == pytest.approx(0.5)
     assert "not significant" in acc["reason"]
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*no regression accuracy max drop 0.02*p = 0.5*"])
+    result.stdout.fnmatch_lines(["*INCONCLUSIVE accuracy max drop 0.02*p = 0.5*",
+                                 "  inconclusive (accuracy, recall): passes; --evals-fail-inconclusive fails it"])
+    result, suite = _summary(pytester, "--evals-baseline", base, "--evals-fail-inconclusive")
+    assert result.ret == 1
+    assert [r.split(":")[0] for r in suite["reasons"]] == ["inconclusive", "inconclusive"]
 
 
 def test_improvement_passes(pytester: pytest.Pytester) -> None:

@@ -84,6 +84,8 @@ TASKS = {"grouped": "groupfam:Grouped"}
 
 class Grouped(Task[dict]):
     name = "grouped"
+    # ``hit`` is the system's output: a new one is the same case, not another input.
+    output_fields = frozenset({"hit"})
 
     def validate_case(self, data: Any, ref: CaseRef) -> dict:
         return dict(data)
@@ -98,7 +100,8 @@ class Grouped(Task[dict]):
         groups = sorted({r.data["group"] for r in results})
         per = {g: {"accuracy": proportion(sum(r.data["hit"] for r in results if r.data["group"] == g),
                                           sum(r.data["group"] == g for r in results), "none")} for g in groups}
-        return {"per_group": per}, {}
+        hits = sum(r.data["hit"] for r in results)
+        return {"accuracy": proportion(hits, len(results), "none"), "per_group": per}, {}
 
     def paired_contribution(self, data, scores, status, metric):
         parts = metric.split(".")
@@ -123,7 +126,7 @@ def _write(root: Path, misses_in_a: int) -> None:
             for g in ("a", "b") for i in range(30)]
     (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     thresholds = {"per_group": {"a": {"accuracy": {"max_drop": 0.02}}, "b": {"accuracy": {"max_drop": 0.02}}},
-                  "pass_rate": {"max_drop": 0.5}}
+                  "accuracy": {"max_drop": 0.5}}
     (root / "g.eval.yaml").write_text(
         yaml.safe_dump({"task": "grouped", "input_path": "cases.jsonl", "thresholds": thresholds}), encoding="utf-8"
     )
@@ -143,5 +146,23 @@ def test_a_third_party_tasks_nested_metric_is_gated_against_a_baseline(
     gates = {g["metric"]: g for g in suite["baseline"]["gates"]}
     assert gates["per_group.a.accuracy"]["status"] == "failed"  # 12 of 30 flipped: the task's own rule
     assert gates["per_group.b.accuracy"]["status"] == "passed"
-    assert gates["pass_rate"]["status"] == "passed"  # left to the built-in rule (NotImplemented)
+    # Left to the built-in rule (NotImplemented). The gate was on ``pass_rate`` before
+    # issue 25: a metric this task does not compute, now a suite error (test below).
+    assert gates["accuracy"]["status"] == "passed"
     assert result.ret == 1
+
+
+def test_a_gate_on_a_metric_the_task_does_not_compute_is_a_suite_error(pytester: pytest.Pytester) -> None:
+    """The built-in ``pass_rate`` rule would invent a metric the grouped task never reports."""
+    _install(pytester.path)
+    _write(pytester.path, misses_in_a=0)
+    doc = yaml.safe_load((pytester.path / "g.eval.yaml").read_text(encoding="utf-8"))
+    doc["thresholds"] = {"pass_rate": {"max_drop": 0.02}}
+    (pytester.path / "g.eval.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = pytester.runpytest_subprocess("--evals-json", "cur.json", "-p", "no:cacheprovider")
+    assert result.ret == 1
+    suite = json.loads((pytester.path / "cur.json").read_text(encoding="utf-8"))["suites"][0]
+    assert suite["problems"] == [
+        "thresholds.pass_rate.max_drop: the grouped task computes no metric 'pass_rate' for this suite "
+        "(its metrics: accuracy)"
+    ]

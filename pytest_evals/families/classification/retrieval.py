@@ -128,6 +128,7 @@ def summary_metrics(values: Sequence[float], undefined: int) -> MetricTree:
 class Retrieval(Task[Any]):
     name = "retrieval"
     config_model = RetrievalConfig
+    input_fields = ("question", "expected_exact_paths", "expected_chunk_uids", "expected_opensearch_index")
 
     @property
     def case_metrics(self) -> list[tuple[str, float]]:

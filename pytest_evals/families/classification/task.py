@@ -152,6 +152,7 @@ class JailbreakGuardrails(_BinaryTask):
     name = "jailbreak_guardrails"
     case_model = JailbreakCase
     input_model = JailbreakInput
+    input_fields = ("question", "expected_outcome")
 
     async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
         target = ctx.target(self.suite)
@@ -209,6 +210,9 @@ class OutputGuardrails(_BinaryTask):
     name = "output_guardrails"
     case_model = OutputGuardrailsCase
     input_model = OutputGuardrailsInput
+    # The checked text (``message``, or the question and its answer) and the verdicts
+    # expected of the guardrails; ``actual_*`` and ``model`` are the system's.
+    input_fields = ("message", "question", "llm_answer", "expected_triggered", "expected_guardrails")
 
     async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
         target = ctx.target(self.suite)
@@ -294,6 +298,7 @@ class QuestionRouter(_BinaryTask):
     name = "question_router"
     case_model = RouterCase
     input_model = RouterInput
+    input_fields = ("question", "expected_outcome")
 
     async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
         target = ctx.target(self.suite)

@@ -88,6 +88,7 @@ def topic_checks(case: TopicCase) -> dict[str, bool]:
 class TopicTagger(Task[TopicCase]):
     name = "topic_tagger"
     config_model = TopicTaggerConfig
+    input_fields = ("question", "expected_primary_topic", "expected_secondary_topic")
 
     def validate_case(self, data: Any, ref: CaseRef) -> TopicCase:
         case: TopicCase = validate(TopicCase, data, ref.source)

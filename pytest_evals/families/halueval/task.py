@@ -126,6 +126,12 @@ class HaluEval(Task[HaluEvalItem]):
     config_model = HaluEvalConfig
     config: HaluEvalConfig
 
+    def run_settings(self) -> dict[str, Any]:
+        # The judge is the system under test: its model, sampling, prompts and parsing.
+        fields = ("model", "temperature", "max_tokens", "prompts", "with_knowledge", "parse", "offline_judge",
+                  "accuracy_denominator")
+        return {**super().run_settings(), "judge": self.config.model_dump(mode="json", include=set(fields))}
+
     # -- where the data is ----------------------------------------------------------
     @cached_property
     def data_dir(self) -> Path:
@@ -180,16 +186,16 @@ class HaluEval(Task[HaluEvalItem]):
         for task in self.config.tasks:
             yield from chosen[task]
 
-    def load_case(self, ref: CaseRef) -> HaluEvalItem:
+    def read_case(self, ref: CaseRef) -> Any:
+        # A HaluEval record is input through and through (knowledge, question, the
+        # answer to judge, its label): the default fingerprint hashes all of it.
         if ref.locator and ref.locator[0] == "hf":
             from pytest_evals.families.halueval.hf import read_row
 
-            record: Any = read_row(ref)
-        else:
-            from pytest_evals.families.halueval.index import read_record
+            return read_row(ref)
+        from pytest_evals.families.halueval.index import read_record
 
-            record = read_record(ref)
-        return self.validate_case(record, ref)
+        return read_record(ref)
 
     def validate_case(self, data: Any, ref: CaseRef) -> HaluEvalItem:
         task = ref.meta.get("task_type")

@@ -169,8 +169,18 @@ class Harpia(Task[Instance]):
             seen[case_id] = i
             yield CaseRef(case_id=case_id, source=source, locator=i, error=error)
 
-    def load_case(self, ref: CaseRef) -> Instance:
-        return self.validate_case(self.document.instances[ref.locator], ref)
+    def read_case(self, ref: CaseRef) -> Any:
+        return self.document.instances[ref.locator]
+
+    def input_fingerprint(self, record: Any) -> str | None:
+        # The instance's input and references, whichever way its keys are spelt
+        # (``expected-output`` or ``expected_output``); the actual output is not input.
+        from pytest_evals.families.harpia.document import normalise_keys
+        from pytest_evals.tasks.input_fingerprint import fingerprint, input_part
+
+        if isinstance(record, dict):
+            record = normalise_keys(record)
+        return fingerprint(input_part(record, ("id", "input", "expected_output"), ()))
 
     def validate_case(self, data: Any, ref: CaseRef) -> Instance:
         supervised = [s.name for s in self.specs if s.metric.supervised]

@@ -31,6 +31,9 @@ GIVEN_WHEN_GENERATING: tuple[str, ...] = ("question", "ideal_answer")
 class RagAnswers(Task[RagCase]):
     name = "rag_answers"
     config_model = RagConfig
+    # The answer and the retrieved contexts are the system's outputs (saved, or made
+    # by the target): a new answer to the same question is the same case.
+    input_fields = ("question", "ideal_answer")
 
     @property
     def rag_config(self) -> RagConfig:

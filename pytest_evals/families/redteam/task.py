@@ -52,6 +52,8 @@ PROMPT_PREVIEW = 200
 class RedTeam(Task[RedTeamCase]):
     name = "redteam"
     config_model = RedTeamConfig
+    # The attack; its ``responses`` (saved, or the policy's) are outputs.
+    input_fields = ("system_prompt", "user_prompt", "seed_id", "step", "operation")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,6 +70,17 @@ class RedTeam(Task[RedTeamCase]):
     def rt(self) -> RedTeamConfig:
         assert isinstance(self.config, RedTeamConfig)
         return self.config
+
+    def run_settings(self) -> dict[str, Any]:
+        # The policy answering (when no target does) and the raters scoring decide the
+        # results as much as the attacks do; headers (secrets) and retry knobs do not.
+        out = super().run_settings()
+        if self.rt.generate:
+            out["n_responses"] = self.rt.n_responses
+            if self.rt.target is None:
+                out["policy"] = self.rt.policy.model_dump(mode="json")
+        out["raters"] = [r.model_dump(mode="json", exclude={"headers", "timeout", "retries"}) for r in self.rt.raters]
+        return out
 
     # -- cases ------------------------------------------------------------------------
     def validate_case(self, data: Any, ref: CaseRef) -> RedTeamCase:
