@@ -11,8 +11,10 @@ the score statistic maximised and solved numerically.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +31,7 @@ from pytest_evals.stats import intervals as stats
 from pytest_evals.stats.paired_proportions import paired_proportion_ci, tango_statistic
 
 Z = sps.norm.ppf(0.975)
+ROOT = Path(__file__).resolve().parents[2]
 
 # -- Student t ----------------------------------------------------------------------------------
 
@@ -269,6 +272,35 @@ def test_multiclass_averages_stay_wide_when_all_right() -> None:
         assert metric.ci is not None and metric.ci[0] < 0.6  # type: ignore[union-attr]
     again, _ = multiclass_metrics([("a", "a"), ("b", "b")])
     assert again["macro_f1"].ci == tree["macro_f1"].ci  # type: ignore[union-attr]
+
+
+def test_quick_start_router_intervals_hold_their_estimates() -> None:
+    """The issue's example: the Quick start's 12-case router (5 labels) printed macro
+    precision 0.893 with [0.313, 0.680], below its own estimate (the Jeffreys prior put
+    12.5 pseudo-counts on 12 cases)."""
+    rows = [json.loads(line) for line in (ROOT / "eval_suites" / "data" / "question_router.jsonl").read_text().splitlines()]
+    tree, _ = multiclass_metrics([(str(r["expected_outcome"]), str(r["actual_outcome"])) for r in rows])
+    assert tree["macro_precision"].value == pytest.approx(0.8933, abs=1e-4)  # type: ignore[union-attr]
+    for name in ("macro_precision", "macro_recall", "macro_f1", "macro_f2",
+                 "weighted_precision", "weighted_recall", "weighted_f1", "weighted_f2"):
+        metric = tree[name]
+        assert metric.ci is not None, name  # type: ignore[union-attr]
+        low, high = metric.ci  # type: ignore[union-attr]
+        assert 0.0 <= low < metric.value < high <= 1.0, (name, metric)  # type: ignore[union-attr]
+
+
+def test_multiclass_limits_are_their_posteriors_quantiles() -> None:
+    """The lower limit of a class's precision alone is Clopper-Pearson's: with one class
+    predicted, macro precision is that class's precision, whose pessimistic posterior
+    (one error spread over the column's off-diagonal cells) is Beta(tp, fp + 1)."""
+    pairs = [("a", "a")] * 8 + [("b", "a")] * 2 + [("b", "b")] * 0
+    tree, _ = multiclass_metrics(pairs)
+    metric = tree["macro_precision"]  # "b" is never predicted: left out of the average
+    assert metric.value == pytest.approx(0.8)  # type: ignore[union-attr]
+    low, high = metric.ci  # type: ignore[union-attr, misc]
+    ref_low, ref_high = proportion_confint(8, 10, alpha=0.05, method="beta")
+    assert low == pytest.approx(ref_low, abs=0.02)  # 2,000 posterior draws
+    assert high == pytest.approx(ref_high, abs=0.02)
 
 
 # -- McNemar and the paired difference (Tango) -----------------------------------------------------------------------
