@@ -36,7 +36,7 @@ The summary gives, per method, the minimum coverage over its cells with that cel
 Monte Carlo error, the mean coverage, and the containment and range checks; ``--cells``
 prints every cell. Exit status 1 when an interval misses its estimate or its range, or
 (at 2,000 runs or more) when a method's minimum coverage is below 0.93. Cells run in
-``--jobs`` processes (2 by default); a full run takes about 10 minutes on two cores.
+``--jobs`` processes (2 by default); a full run takes about 11 minutes on two shared cores.
 """
 
 from __future__ import annotations
