@@ -4,18 +4,17 @@ Each run (``results.jsonl`` of a ``--evals-report-dir`` folder, the folder itsel
 ``--evals-json`` summary: read by ``output/run_reader.py``, as ``--evals-baseline`` is)
 may be of any task whose cases pass or fail. Items present and judged in both runs are paired. The report gives both
 accuracies, their difference B - A with a 95% interval for paired proportions
-(Newcombe's method 10: the Wilson intervals of both accuracies combined with the
-correlation of the pairs, with Newcombe's published continuity correction of phi), and
-the exact McNemar test on the discordant pairs (scipy's binomial test): ``b`` items only
-A got right, ``c`` items only B got right. With ``--group-by FIELD`` the same figures
-are given per value of that field of each result's ``data``; without it, per value of
-the field the results' task family declares (``GROUP_FIELDS``), if it declares one.
+(Tango's score interval with a continuity correction, the one the regression gates
+print: :mod:`pytest_evals.stats.paired_proportions`), and the exact McNemar test on the
+discordant pairs (scipy's binomial test): ``b`` items only A got right, ``c`` items only
+B got right. With ``--group-by FIELD`` the same figures are given per value of that
+field of each result's ``data``; without it, per value of the field the results' task
+family declares (``GROUP_FIELDS``), if it declares one.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -25,6 +24,7 @@ from typing import Any
 from pytest_evals.output import strict_json as strictjson
 from pytest_evals.output.run_reader import Pair, RunFileError, load_outcomes, pair, read_run
 from pytest_evals.stats import intervals as stats
+from pytest_evals.stats.paired_proportions import paired_proportion_ci
 
 
 @dataclass(frozen=True)
@@ -45,39 +45,6 @@ class PairedComparison:
         return asdict(self)
 
 
-def paired_difference_ci(a: int, b: int, c: int, d: int) -> tuple[float, float] | None:
-    """95% interval of p_B - p_A for paired proportions (Newcombe 1998, method 10).
-
-    ``a`` both right, ``b`` only A right, ``c`` only B right, ``d`` both wrong.
-    """
-    n = a + b + c + d
-    if n == 0:
-        return None
-    p_a, p_b = (a + b) / n, (a + c) / n
-    wa, wb = stats.wilson(a + b, n), stats.wilson(a + c, n)
-    assert wa is not None and wb is not None
-    (la, ua), (lb, ub) = wa, wb
-    phi = newcombe_phi(a, b, c, d)
-    diff = p_b - p_a
-    low = diff - math.sqrt(max(0.0, (p_b - lb) ** 2 - 2 * phi * (p_b - lb) * (ua - p_a) + (ua - p_a) ** 2))
-    high = diff + math.sqrt(max(0.0, (ub - p_b) ** 2 - 2 * phi * (ub - p_b) * (p_a - la) + (p_a - la) ** 2))
-    return max(-1.0, low), min(1.0, high)
-
-
-def newcombe_phi(a: int, b: int, c: int, d: int) -> float:
-    """The correlation Newcombe's method 10 uses: phi of the 2x2 table, with its numerator
-    ad - bc reduced by n/2 when positive (0 up to n/2), as published; 0 when a margin is
-    empty. The uncorrected phi gives a narrower interval than the published method."""
-    denom = (a + b) * (c + d) * (a + c) * (b + d)
-    if denom == 0:
-        return 0.0
-    n = a + b + c + d
-    cross = float(a * d - b * c)
-    if cross > 0:
-        cross = max(0.0, cross - n / 2)
-    return cross / math.sqrt(denom)
-
-
 def compare_pairs(pairs: Sequence[tuple[bool, bool]]) -> PairedComparison:
     a = sum(1 for x, y in pairs if x and y)
     b = sum(1 for x, y in pairs if x and not y)
@@ -89,7 +56,7 @@ def compare_pairs(pairs: Sequence[tuple[bool, bool]]) -> PairedComparison:
 def compare_counts(a: int, b: int, c: int, d: int) -> PairedComparison:
     """Both right ``a``, only A right ``b``, only B right ``c``, both wrong ``d``."""
     n = a + b + c + d
-    ci = paired_difference_ci(a, b, c, d)
+    ci = paired_proportion_ci(a, b, c, d)
     return PairedComparison(
         n=n,
         both_right=a,

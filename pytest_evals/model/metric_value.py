@@ -45,10 +45,10 @@ MetricTree = dict[str, Union[Metric, "MetricTree"]]
 
 
 def proportion(successes: int, total: int, undefined: str) -> Metric:
-    """``successes/total`` with a Wilson interval; undefined (with ``undefined`` as the reason) for 0/0."""
+    """``successes/total`` with a Clopper-Pearson interval; undefined (with ``undefined`` as the reason) for 0/0."""
     if total == 0:
         return Metric(None, None, 0, f"0/0: {undefined}")
-    return Metric(successes / total, stats.wilson(successes, total), total)
+    return Metric(successes / total, stats.clopper_pearson(successes, total), total)
 
 
 def count(value: int) -> Metric:

@@ -6,11 +6,12 @@ Every gated metric here is a ratio of per-case sums, ``sum(num) / sum(den)``: a 
 So one pair of tests covers them all:
 
 * binary outcomes with unit weights (accuracy, pass rates): the exact McNemar test on
-  the discordant pairs (scipy's binomial test);
+  the discordant pairs (scipy's binomial test) and Tango's score interval for the
+  difference of paired proportions (:mod:`pytest_evals.stats.paired_proportions`);
 * any other ratio: a paired randomization test (each case's two runs swapped at random,
-  which is what "no difference" means for paired data) and a paired bootstrap
-  percentile interval for the difference, both with a fixed seed, so a rerun or an
-  xdist run prints the same p-value.
+  which is what "no difference" means for paired data) and a bounded Bayesian bootstrap
+  interval for the difference (:func:`_bootstrap_ci`), both with a fixed seed, so a
+  rerun or an xdist run prints the same p-value and interval.
 
 Both are vectorised with numpy in chunks. Cases whose contributions are equal are
 exchangeable, so classification metrics draw per group of equal cases (binomial swap
@@ -94,13 +95,20 @@ def compare_ratio(
         np.all(den_base == 1) and np.all(den_cur == 1)
         and np.all((num_base == 0) | (num_base == 1)) and np.all((num_cur == 0) | (num_cur == 1))
     )
-    ci = _bootstrap_ci(num_base, den_base, num_cur, den_cur, min(draws, CI_DRAWS), _seed(n, "boot" + tag))
     if binary:
-        got_worse = int(np.sum((num_base == 1) & (num_cur == 0)))
-        got_better = int(np.sum((num_base == 0) & (num_cur == 1)))
+        from pytest_evals.stats.paired_proportions import paired_proportion_ci
+
+        lost = int(np.sum((num_base == 1) & (num_cur == 0)))
+        gained = int(np.sum((num_base == 0) & (num_cur == 1)))
+        both = int(np.sum((num_base == 1) & (num_cur == 1)))
+        ci = paired_proportion_ci(both, lost, gained, n - both - lost - gained)
+        got_worse, got_better = lost, gained
         if lower_is_better:
             got_worse, got_better = got_better, got_worse
         return PairedTest(base, cur, diff, ci, mcnemar(got_worse, got_better), "exact McNemar", n, got_worse, got_better)
+    ci = _bootstrap_ci(num_base, den_base, num_cur, den_cur, min(draws, CI_DRAWS), _seed(n, "boot" + tag))
+    if ci is not None:
+        ci = (min(ci[0], diff), max(ci[1], diff))
     p = _randomization_p(num_base, den_base, num_cur, den_cur, sign * diff, sign, draws, _seed(n, "perm" + tag))
     return PairedTest(base, cur, diff, ci, p, "paired randomization", n)
 
@@ -172,36 +180,69 @@ def _randomization_p(
     return (hits + 1) / (draws + 1)
 
 
+def _extreme_change(nb: np.ndarray, db: np.ndarray, nc: np.ndarray, dc: np.ndarray) -> tuple[float, float, float]:
+    """The lowest and highest value a case's ratio can take, and a typical denominator.
+
+    Per-case ratios num/den of counts (precision, recall, F-beta) and of [0, 1] scores lie
+    in [0, 1]; a score seen outside it (a z-score, a 1-5 rating) widens the range to what
+    was seen.
+    """
+    den = np.concatenate([db, dc])
+    num = np.concatenate([nb, nc])
+    has = den > 0
+    ratios = num[has] / den[has]
+    lowest = min(0.0, float(ratios.min())) if ratios.size else 0.0
+    highest = max(1.0, float(ratios.max())) if ratios.size else 1.0
+    return lowest, highest, float(den[has].mean()) if ratios.size else 1.0
+
+
 def _bootstrap_ci(
     nb: np.ndarray, db: np.ndarray, nc: np.ndarray, dc: np.ndarray, draws: int, seed: int,
 ) -> tuple[float, float] | None:
-    """95% paired (Bayesian) bootstrap percentile interval for current minus baseline."""
+    """95% interval for current minus baseline: a Bayesian bootstrap with one extra case.
+
+    The Bayesian bootstrap (Rubin 1981: Dirichlet(1, ..., 1) weights on the paired cases)
+    can only reweight the changes it saw: with no changed case it is [0, 0] (74% of runs
+    at n = 30 when 1% of cases flip), and it covered 0.24-0.90 at n <= 100. As
+    Clopper-Pearson does for a proportion, the lower limit is taken with one more case
+    that changed as badly as a case can (its ratio from the highest value to the lowest,
+    :func:`_extreme_change`) and the upper limit with one that changed as well as a case
+    can; that case gets a weight like the others. Measured (bench/bench_coverage.py) on
+    judge-like scores, precision and recall with 1%-20% of cases changing, n = 10 to
+    1,000, the coverage stays at or above 0.95.
+    """
     rng = np.random.default_rng(seed)
     stacked = np.stack([nb, db, nc, dc], axis=1)
-    grouped = _groups(stacked)
     n = len(nb)
-    out: list[np.ndarray] = []
-    done = 0
-    while done < draws:
-        k = min(_CHUNK, draws - done)
-        if grouped is not None:
-            # The sum of m Exponential(1) weights is Gamma(m, 1): one draw per group of
-            # identical cases gives exactly the per-case Bayesian bootstrap.
-            values, counts = grouped
-            weights = rng.standard_gamma(counts.astype(np.float64), size=(k, len(counts)))
-            sums = weights @ values
-        else:
-            # Exponential(1) weights, i.e. the Bayesian bootstrap (Rubin 1981): a smooth
-            # version of resampling cases that is several times cheaper to draw than
-            # multinomial or Poisson counts at 35,000 cases; float32 keeps it in cache.
-            weights32 = rng.standard_exponential(size=(k, n), dtype=np.float32)
-            sums = (weights32 @ stacked.astype(np.float32)).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d = sums[:, 2] / sums[:, 3] - sums[:, 0] / sums[:, 1]
-        out.append(d[np.isfinite(d)])
-        done += k
-    diffs = np.concatenate(out)
-    if diffs.size == 0:
+    if n == 0:
         return None
-    low, high = np.quantile(diffs, [0.025, 0.975])
-    return float(low), float(high)
+    lowest, highest, den = _extreme_change(nb, db, nc, dc)
+    limits: list[float] = []
+    for extra, q in (((highest * den, den, lowest * den, den), 0.025), ((lowest * den, den, highest * den, den), 0.975)):
+        rows = np.vstack([stacked, np.asarray(extra, dtype=np.float64)])
+        grouped = _groups(rows)
+        out: list[np.ndarray] = []
+        done = 0
+        while done < draws:
+            k = min(_CHUNK, draws - done)
+            if grouped is not None:
+                # The sum of m Exponential(1) weights is Gamma(m, 1): one draw per group of
+                # identical cases gives exactly the per-case Bayesian bootstrap.
+                values, counts = grouped
+                weights = rng.standard_gamma(counts.astype(np.float64), size=(k, len(counts)))
+                sums = weights @ values
+            else:
+                # Exponential(1) weights: a smooth version of resampling cases that is
+                # several times cheaper to draw than multinomial or Poisson counts at
+                # 35,000 cases; float32 keeps it in cache.
+                weights32 = rng.standard_exponential(size=(k, n + 1), dtype=np.float32)
+                sums = (weights32 @ rows.astype(np.float32)).astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = sums[:, 2] / sums[:, 3] - sums[:, 0] / sums[:, 1]
+            out.append(d[np.isfinite(d)])
+            done += k
+        diffs = np.concatenate(out)
+        if diffs.size == 0:
+            return None
+        limits.append(float(np.quantile(diffs, q)))
+    return limits[0], limits[1]

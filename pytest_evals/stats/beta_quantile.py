@@ -1,18 +1,21 @@
 """Quantiles of the Beta distribution, to double precision, in the standard library.
 
-Hand-written on purpose (measured): every HaluEval and classification summary needs two
-Beta quantiles for its F1 interval, and importing ``scipy.special`` (with numpy) for
+Hand-written on purpose (measured): every proportion's Clopper-Pearson interval and every
+F1 interval needs two Beta quantiles, and importing ``scipy.special`` (with numpy) for
 them cost 0.45 s of a 2,000-case run, a tenth of the whole process. The tests check
 :func:`beta_quantile` against ``scipy.special.betaincinv`` to 1e-12 over counts up to
-35,000; everything else in :mod:`pytest_evals.stats.intervals` still uses scipy.
+35,000; the t quantile and the McNemar test in :mod:`pytest_evals.stats.intervals`
+still use scipy.
 """
 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 _TINY = 1e-300
 _EPS = 1e-16
+_normal_quantile = NormalDist().inv_cdf
 
 
 def _stirling_rest(x: float) -> float:
@@ -75,7 +78,13 @@ def beta_quantile(a: float, b: float, q: float) -> float:
         return q
     log_b = _log_beta(a, b)
     lo, hi = 0.0, 1.0
-    x = a / (a + b)  # the mean: a start inside the bulk
+    # Start from the normal approximation (the mean plus z standard deviations): it
+    # halves the Newton steps of an interval's 2.5% and 97.5% quantiles. Where it falls
+    # outside (0, 1) (tiny a or b), from the mean: a start inside the bulk.
+    mean = a / (a + b)
+    x = mean + _normal_quantile(q) * math.sqrt(mean * (1.0 - mean) / (a + b + 1.0))
+    if not 0.0 < x < 1.0:
+        x = mean
     for _ in range(200):
         err = regularized_beta(x, a, b) - q
         if err == 0.0:

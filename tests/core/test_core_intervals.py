@@ -1,15 +1,20 @@
 """Intervals and exact tests, each checked against an independent implementation.
 
-scipy.stats and statsmodels are the references where they implement the same method;
-where nothing does (the bounded-mean interval, the F-beta posterior, Newcombe's paired
-interval) the test computes it another way: root finding, a large independent Monte
-Carlo, the paper's formulas written out.
+scipy.stats and statsmodels are the references where they implement the same method
+(Clopper-Pearson, Wilson, t, McNemar, and F1's interval, which is Clopper-Pearson's for
+TP / (TP + FP + FN)); where nothing does (the bounded-mean interval's dispersion, the F2
+posterior, Tango's paired interval) the test computes it another way: scipy's Beta
+quantiles on independently computed effective counts, a large independent Monte Carlo,
+the score statistic maximised and solved numerically.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,12 +24,14 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
 
-from pytest_evals.cli.compare_runs import compare_counts, newcombe_phi, paired_difference_ci
+from pytest_evals.cli.compare_runs import compare_counts
 from pytest_evals.metrics.label_metrics import binary_metrics, multiclass_metrics
 from pytest_evals.model.metric_value import mean_metric
 from pytest_evals.stats import intervals as stats
+from pytest_evals.stats.paired_proportions import paired_proportion_ci, tango_statistic
 
 Z = sps.norm.ppf(0.975)
+ROOT = Path(__file__).resolve().parents[2]
 
 # -- Student t ----------------------------------------------------------------------------------
 
@@ -50,24 +57,46 @@ def test_wilson_matches_statsmodels(k: int, n: int) -> None:
     assert (low, high) == pytest.approx(ref, abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("k", "n"),
+    [(0, 1), (1, 1), (0, 2), (1, 2), (2, 2), (7, 10), (9, 10), (40, 40), (3, 1000), (350, 35_000), (31_500, 35_000)],
+)
+def test_clopper_pearson_matches_statsmodels_and_scipy(k: int, n: int) -> None:
+    low, high = stats.clopper_pearson(k, n)  # type: ignore[misc]
+    assert (low, high) == pytest.approx(proportion_confint(k, n, alpha=0.05, method="beta"), abs=1e-12)
+    exact = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert (low, high) == pytest.approx((exact.low, exact.high), abs=1e-12)
+
+
+def test_clopper_pearson_fractional_counts_and_edges() -> None:
+    assert stats.clopper_pearson(0, 0) is None
+    # fractional counts (the bounded mean's effective sizes): the same Beta quantiles
+    low, high = stats.clopper_pearson(12.3, 17.9)  # type: ignore[misc]
+    assert low == pytest.approx(sps.beta.ppf(0.025, 12.3, 17.9 - 12.3 + 1), abs=1e-12)
+    assert high == pytest.approx(sps.beta.ppf(0.975, 13.3, 17.9 - 12.3), abs=1e-12)
+    assert stats.clopper_pearson(0, 10)[0] == 0.0  # type: ignore[index]
+    assert stats.clopper_pearson(10, 10)[1] == 1.0  # type: ignore[index]
+
+
 # -- mean of a bounded score ------------------------------------------------------------------
 
 
-def quasi_score_interval(values: list[float]) -> tuple[float, float]:
-    """Independent computation: the endpoints are the roots in mu of
-    (m - mu)^2 = z^2 phi mu (1 - mu) / n, found numerically."""
-    n = len(values)
-    m = sum(values) / n
-    var = sum((v - m) ** 2 for v in values) / n
-    phi_hat = min(1.0, var / (m * (1 - m))) if 0 < m < 1 else 1.0
-    phi = (n * phi_hat + 1) / (n + 1)
-
-    def f(mu: float) -> float:
-        return (m - mu) ** 2 - Z * Z * phi * mu * (1 - mu) / n
-
-    # f(m) < 0 just inside m (the root at m itself, when m is a bound, is not an endpoint)
-    low = 0.0 if m == 0 else optimize.brentq(f, 0.0, m - 1e-13) if f(0.0) > 0 else 0.0
-    high = 1.0 if m == 1 else optimize.brentq(f, m + 1e-13, 1.0) if f(1.0) > 0 else 1.0
+def quasi_cp_interval(values: list[float]) -> tuple[float, float]:
+    """Independent computation: numpy's dispersion of the scores plus a tenth of an
+    observation at 0 and at 1, and scipy's Beta quantiles at the effective counts."""
+    x = np.asarray(values, dtype=float)
+    n, m = len(x), float(x.mean())
+    if 0 < m < 1:
+        pseudo = np.asarray([0.0, 1.0])
+        weights = np.concatenate([np.ones(n), [0.1, 0.1]])
+        squares = float(np.sum(weights * (np.concatenate([x, pseudo]) - m) ** 2))
+        phi = min(1.0, squares / (weights.sum() - 1) / (m * (1 - m)))
+    else:
+        phi = 1.0
+    size = n / phi
+    s = m * size
+    low = 0.0 if s == 0 else float(sps.beta.ppf(0.025, s, size - s + 1))
+    high = 1.0 if s >= size else float(sps.beta.ppf(0.975, s + 1, size - s))
     return low, high
 
 
@@ -76,18 +105,20 @@ def quasi_score_interval(values: list[float]) -> tuple[float, float]:
     [[0.5], [1.0], [0.0], [0.2, 0.9], [1.0, 1.0], [0.0, 1.0], [0.9, 1.0, 0.95], [0.3] * 10, [1.0] * 10],
     ids=lambda v: ",".join(f"{x:g}" for x in v),
 )
-def test_bounded_mean_ci_small_n_by_root_finding(values: list[float]) -> None:
+def test_bounded_mean_ci_small_n_by_an_independent_computation(values: list[float]) -> None:
     low, high = stats.bounded_mean_ci(values)  # type: ignore[misc]
-    assert (low, high) == pytest.approx(quasi_score_interval(values), abs=1e-9)
+    assert (low, high) == pytest.approx(quasi_cp_interval(values), abs=1e-9)
     assert 0.0 <= low <= sum(values) / len(values) <= high <= 1.0
 
 
-def test_bounded_mean_ci_random_samples_by_root_finding() -> None:
+def test_bounded_mean_ci_random_samples_by_an_independent_computation() -> None:
     rng = random.Random(11)
     for n in (3, 8, 25, 200):
         for a, b in ((8, 2), (0.5, 0.5), (2, 9)):
             values = [rng.betavariate(a, b) for _ in range(n)]
-            assert stats.bounded_mean_ci(values) == pytest.approx(quasi_score_interval(values), abs=1e-9)
+            assert stats.bounded_mean_ci(values) == pytest.approx(quasi_cp_interval(values), abs=1e-9)
+        judged = [1.0 if rng.random() < 0.9 else rng.random() for _ in range(n)]
+        assert stats.bounded_mean_ci(judged) == pytest.approx(quasi_cp_interval(judged), abs=1e-9)
 
 
 def test_bounded_mean_ci_edges() -> None:
@@ -99,9 +130,14 @@ def test_bounded_mean_ci_edges() -> None:
     assert high - low > 0.7
     low, high = stats.bounded_mean_ci([0.3] * 10)  # type: ignore[misc]
     assert low < 0.3 < high and high - low > 0.05  # identical scores are not certainty
-    # 0/1 scores are a proportion: exactly its Wilson interval
+    # 0/1 scores are a proportion: exactly its Clopper-Pearson interval
     for k, n in ((0, 1), (1, 2), (7, 10), (10, 10)):
-        assert stats.bounded_mean_ci([1.0] * k + [0.0] * (n - k)) == pytest.approx(stats.wilson(k, n), abs=1e-12)
+        assert stats.bounded_mean_ci([1.0] * k + [0.0] * (n - k)) == pytest.approx(stats.clopper_pearson(k, n), abs=1e-12)
+    # a judge's sample that missed its rare low scores is not trusted to be tight: the
+    # mean 0.95 of 90% ones and 10% uniform stays inside (from the sample's own
+    # dispersion, without the pseudo-observations at the bounds, the lower limit is 0.963)
+    low, high = stats.bounded_mean_ci([1.0] * 29 + [0.8])  # type: ignore[misc]
+    assert low < 0.95 < high <= 1.0
     # other bounds: a 1-5 rating
     low, high = stats.bounded_mean_ci([5.0, 5.0], 1.0, 5.0)  # type: ignore[misc]
     assert 1.0 <= low < 5.0 and high == 5.0
@@ -138,27 +174,47 @@ def test_bounded_mean_ci_covers_about_95_percent() -> None:
 
 
 def independent_f_interval(tp: int, fp: int, fn: int, beta: float, draws: int = 400_000) -> tuple[float, float]:
-    """The same posterior by brute force: Dirichlet draws over all four cells (with an
-    arbitrary TN count, which F-beta does not depend on), another generator and seed."""
+    """The same two posteriors by brute force, another generator and seed: the lower
+    limit from Dirichlet(tp, fp + 1/2, fn + 1/2), the upper from Dirichlet(tp + 1, fp, fn),
+    over all four cells (with an arbitrary TN count, which F-beta does not depend on);
+    a cell of parameter 0 is 0."""
     rng = np.random.Generator(np.random.MT19937(12345))
-    p = rng.dirichlet([tp + 0.5, fp + 0.5, fn + 0.5, 7.5], size=draws)
     b2 = beta * beta
-    f = (1 + b2) * p[:, 0] / ((1 + b2) * p[:, 0] + b2 * p[:, 2] + p[:, 1])
-    lo, hi = np.quantile(f, [0.025, 0.975])
-    return float(lo), float(hi)
+
+    def f_draws(cells: list[float]) -> np.ndarray:
+        alpha = np.asarray([*cells, 7.5])
+        p = np.zeros((draws, 4))
+        p[:, alpha > 0] = rng.dirichlet(alpha[alpha > 0], size=draws)
+        with np.errstate(invalid="ignore"):
+            return (1 + b2) * p[:, 0] / ((1 + b2) * p[:, 0] + b2 * p[:, 2] + p[:, 1])
+
+    lo = 0.0 if tp == 0 else float(np.quantile(f_draws([tp, fp + 0.5, fn + 0.5]), 0.025))
+    hi = 1.0 if fp + fn == 0 else float(np.quantile(f_draws([tp + 1, fp, fn]), 0.975))
+    return lo, hi
 
 
-@pytest.mark.parametrize(("tp", "fp", "fn"), [(1, 0, 0), (2, 0, 0), (1, 1, 0), (0, 1, 1), (5, 2, 1), (40, 3, 9), (300, 20, 25)])
+CONFUSIONS = [(1, 0, 0), (2, 0, 0), (1, 1, 0), (0, 1, 1), (5, 2, 1), (40, 3, 9), (300, 20, 25)]
+
+
+@pytest.mark.parametrize(("tp", "fp", "fn"), CONFUSIONS)
+def test_f1_interval_is_clopper_pearson_of_tp_share(tp: int, fp: int, fn: int) -> None:
+    """F1 = 2J / (1 + J), J = TP / (TP + FP + FN) a binomial proportion: statsmodels'
+    Clopper-Pearson interval of J, mapped to F1, exactly."""
+    low, high = stats.f_beta_posterior(tp, fp, fn)  # type: ignore[misc]
+    j_low, j_high = proportion_confint(tp, tp + fp + fn, alpha=0.05, method="beta")
+    assert (low, high) == pytest.approx((2 * j_low / (1 + j_low), 2 * j_high / (1 + j_high)), abs=1e-12)
+
+
+@pytest.mark.parametrize(("tp", "fp", "fn"), CONFUSIONS)
 @pytest.mark.parametrize("beta", [1.0, 2.0])
 def test_f_beta_posterior_matches_brute_force(tp: int, fp: int, fn: int, beta: float) -> None:
     low, high = stats.f_beta_posterior(tp, fp, fn, beta)  # type: ignore[misc]
     ref_low, ref_high = independent_f_interval(tp, fp, fn, beta)
-    # Boundary rule: a table with no error reaches 1, one with no TP reaches 0.
-    ref_high = 1.0 if fp + fn == 0 else ref_high
-    ref_low = 0.0 if tp == 0 else ref_low
     tolerance = 0.004 if beta == 1.0 else 0.012  # beta = 1 is exact; F2 uses 20,000 draws
     assert low == pytest.approx(ref_low, abs=tolerance)
     assert high == pytest.approx(ref_high, abs=tolerance)
+    estimate = (1 + beta**2) * tp / ((1 + beta**2) * tp + beta**2 * fn + fp)
+    assert 0.0 <= low <= estimate <= high <= 1.0
 
 
 @pytest.mark.parametrize("a", [0.5, 1.0, 2.5, 10.5, 99.5, 100.5, 1000.5, 17_000.5, 34_999.5])
@@ -218,7 +274,36 @@ def test_multiclass_averages_stay_wide_when_all_right() -> None:
     assert again["macro_f1"].ci == tree["macro_f1"].ci  # type: ignore[union-attr]
 
 
-# -- McNemar and Newcombe -----------------------------------------------------------------------
+def test_quick_start_router_intervals_hold_their_estimates() -> None:
+    """The issue's example: the Quick start's 12-case router (5 labels) printed macro
+    precision 0.893 with [0.313, 0.680], below its own estimate (the Jeffreys prior put
+    12.5 pseudo-counts on 12 cases)."""
+    rows = [json.loads(line) for line in (ROOT / "eval_suites" / "data" / "question_router.jsonl").read_text().splitlines()]
+    tree, _ = multiclass_metrics([(str(r["expected_outcome"]), str(r["actual_outcome"])) for r in rows])
+    assert tree["macro_precision"].value == pytest.approx(0.8933, abs=1e-4)  # type: ignore[union-attr]
+    for name in ("macro_precision", "macro_recall", "macro_f1", "macro_f2",
+                 "weighted_precision", "weighted_recall", "weighted_f1", "weighted_f2"):
+        metric = tree[name]
+        assert metric.ci is not None, name  # type: ignore[union-attr]
+        low, high = metric.ci  # type: ignore[union-attr]
+        assert 0.0 <= low < metric.value < high <= 1.0, (name, metric)  # type: ignore[union-attr]
+
+
+def test_multiclass_limits_are_their_posteriors_quantiles() -> None:
+    """The lower limit of a class's precision alone is Clopper-Pearson's: with one class
+    predicted, macro precision is that class's precision, whose pessimistic posterior
+    (one error spread over the column's off-diagonal cells) is Beta(tp, fp + 1)."""
+    pairs = [("a", "a")] * 8 + [("b", "a")] * 2 + [("b", "b")] * 0
+    tree, _ = multiclass_metrics(pairs)
+    metric = tree["macro_precision"]  # "b" is never predicted: left out of the average
+    assert metric.value == pytest.approx(0.8)  # type: ignore[union-attr]
+    low, high = metric.ci  # type: ignore[union-attr, misc]
+    ref_low, ref_high = proportion_confint(8, 10, alpha=0.05, method="beta")
+    assert low == pytest.approx(ref_low, abs=0.02)  # 2,000 posterior draws
+    assert high == pytest.approx(ref_high, abs=0.02)
+
+
+# -- McNemar and the paired difference (Tango) -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (3, 12), (12, 3), (50, 50), (0, 40), (7860, 5140), (6500, 6500)])
@@ -231,46 +316,72 @@ def test_mcnemar_matches_scipy_and_statsmodels(b: int, c: int) -> None:
     assert p == pytest.approx(ref, rel=1e-9, abs=1e-300)
 
 
-def newcombe_by_the_paper(a: int, b: int, c: int, d: int) -> tuple[float, float]:
-    """Newcombe (1998), method 10, for theta = p_B - p_A, written from the paper's terms:
-    e, f, g, h are the margins; phi's numerator A = ad - bc is replaced by max(A - n/2, 0)
-    when A > 0 (the published continuity correction)."""
+def tango_by_numerical_maximum(a: int, b: int, c: int, d: int) -> tuple[float, float]:
+    """Tango's score interval, computed without the closed form: for each delta the
+    multinomial likelihood of (b, c, rest) under q21 - q12 = delta is maximised
+    numerically, and the limits are where the continuity-corrected statistic
+    (|c - b - n delta| - 1/2) / sqrt(n (q12 + q21 - delta^2)) crosses +-z (brentq)."""
     n = a + b + c + d
-    e, f, g, h = a + b, c + d, a + c, b + d
-    l1, u1 = proportion_confint(g, n, alpha=0.05, method="wilson")  # B's accuracy
-    l2, u2 = proportion_confint(e, n, alpha=0.05, method="wilson")  # A's accuracy
-    p1, p2 = g / n, e / n
-    numerator = a * d - b * c
-    if numerator > 0:
-        numerator = max(numerator - n / 2, 0)
-    phi = 0.0 if e * f * g * h == 0 else numerator / math.sqrt(e * f * g * h)
-    dl = math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
-    du = math.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
-    return p1 - p2 - dl, p1 - p2 + du
+    rest = n - b - c
+
+    def statistic(delta: float) -> float:
+        lo, hi = max(0.0, delta), (1 + delta) / 2
+
+        def minus_loglik(q21: float) -> float:
+            total = 0.0
+            for k, p in ((b, q21 - delta), (c, q21), (rest, 1 - 2 * q21 + delta)):
+                if k:
+                    total -= k * math.log(max(p, 1e-300))
+            return total
+
+        if hi - lo < 1e-15:
+            q21 = lo
+        else:
+            found = optimize.minimize_scalar(minus_loglik, bounds=(lo, hi), method="bounded",
+                                             options={"xatol": 1e-14})
+            # the optimum may sit on a bound (a zero count): compare with the bounds
+            q21 = min((found.x, lo, hi), key=minus_loglik)
+        variance = n * (2 * q21 - delta - delta * delta)
+        gap = c - b - n * delta
+        gap = math.copysign(max(0.0, abs(gap) - 0.5), gap)
+        if variance <= 0:
+            return 0.0 if gap == 0 else math.copysign(math.inf, gap)
+        return gap / math.sqrt(variance)
+
+    estimate = (c - b) / n
+    eps = 1e-12
+    low = -1.0 if statistic(-1 + eps) <= Z else optimize.brentq(lambda x: statistic(x) - Z, -1 + eps, estimate, xtol=1e-14)
+    high = 1.0 if statistic(1 - eps) >= -Z else optimize.brentq(lambda x: statistic(x) + Z, estimate, 1 - eps, xtol=1e-14)
+    return low, high
 
 
-@pytest.mark.parametrize(
-    "table",
-    [(1, 0, 0, 0), (0, 1, 0, 0), (1, 0, 0, 1), (2, 0, 0, 0), (1, 1, 0, 0), (7, 0, 0, 3), (50, 3, 12, 35),
-     (36, 12, 2, 0), (10, 5, 5, 10), (0, 10, 10, 0), (5, 0, 10, 0), (200, 15, 30, 400)],
-)
-def test_newcombe_matches_the_paper(table: tuple[int, int, int, int]) -> None:
-    low, high = paired_difference_ci(*table)  # type: ignore[misc]
-    ref_low, ref_high = newcombe_by_the_paper(*table)
-    assert low == pytest.approx(max(-1.0, ref_low), abs=1e-12)
-    assert high == pytest.approx(min(1.0, ref_high), abs=1e-12)
+PAIRED_TABLES = [(1, 0, 0, 0), (0, 1, 0, 0), (1, 0, 0, 1), (2, 0, 0, 0), (1, 1, 0, 0), (7, 0, 0, 3), (50, 3, 12, 35),
+                 (36, 12, 2, 0), (10, 5, 5, 10), (0, 10, 10, 0), (5, 0, 10, 0), (200, 15, 30, 400), (28, 2, 0, 0),
+                 (0, 0, 0, 30), (900, 40, 20, 40)]
+
+
+@pytest.mark.parametrize("table", PAIRED_TABLES)
+def test_paired_proportion_ci_matches_a_numerical_score_interval(table: tuple[int, int, int, int]) -> None:
+    low, high = paired_proportion_ci(*table)  # type: ignore[misc]
+    ref_low, ref_high = tango_by_numerical_maximum(*table)
+    assert low == pytest.approx(ref_low, abs=1e-7)
+    assert high == pytest.approx(ref_high, abs=1e-7)
     assert -1.0 <= low <= (table[2] - table[1]) / sum(table) <= high <= 1.0
 
 
-def test_newcombe_correction_widens_when_ad_exceeds_bc() -> None:
-    # ad - bc = 1750 - 36 > n/2: phi shrinks from the uncorrected value
-    a, b, c, d = 50, 3, 12, 35
-    raw = (a * d - b * c) / math.sqrt((a + b) * (c + d) * (a + c) * (b + d))
-    assert 0 < newcombe_phi(a, b, c, d) < raw
-    # |ad - bc| <= n/2 gives phi = 0; negative association is not corrected
-    assert newcombe_phi(1, 1, 1, 2) == 0.0
-    assert newcombe_phi(1, 5, 5, 1) == pytest.approx((1 - 25) / math.sqrt(6 * 6 * 6 * 6))
-    assert newcombe_phi(3, 0, 0, 0) == 0.0
+def test_paired_proportion_ci_is_never_a_point() -> None:
+    """The issue's case: no case changed. The Bayesian bootstrap said [0, 0]; the score
+    interval is about +-z^2/n wide (n = 30: +-0.141 with the continuity correction)."""
+    low, high = paired_proportion_ci(29, 0, 0, 1)  # type: ignore[misc]
+    assert low == pytest.approx(-high) and 0.10 < high < 0.16
+    # the correction only widens: the uncorrected statistic is Tango's own (1998)
+    plain = paired_proportion_ci(29, 0, 0, 1, continuity=0.0)
+    assert plain is not None and low < plain[0] < 0 < plain[1] < high
+    assert plain[1] == pytest.approx(Z * Z / (30 + Z * Z), abs=1e-9)  # b = c = 0, closed form
+    assert paired_proportion_ci(0, 0, 0, 0) is None
+    # the statistic decreases in delta
+    values = [tango_statistic(3, 9, 40, x) for x in np.linspace(-0.99, 0.99, 50)]
+    assert all(x >= y for x, y in itertools.pairwise(values))
 
 
 def test_compare_counts_edges() -> None:

@@ -128,7 +128,7 @@ def test_f_beta_is_zero_when_only_precision_or_recall_is_undefined() -> None:
     assert f_beta(0, 0, 0) is None
 
 
-# -- Wilson intervals ---------------------------------------------------------------------
+# -- proportion intervals (Clopper-Pearson; Wilson kept as a function) -----------------------
 
 
 @pytest.mark.parametrize(
@@ -152,8 +152,19 @@ def test_wilson_known_values_and_edges() -> None:
     low, high = stats.wilson(10, 10)  # type: ignore[misc]
     assert high == 1.0 and low == pytest.approx(0.7225, abs=1e-4)
     metric = proportion(8, 10, "unused")
-    assert metric.ci == stats.wilson(8, 10)
+    assert metric.ci == stats.clopper_pearson(8, 10)
     assert metric.n == 10
+
+
+@pytest.mark.parametrize(
+    ("k", "n"),
+    [(0, 10), (10, 10), (8, 10), (1, 3), (17, 20), (5, 1000), (350, 35000), (31_500, 35_000)],
+)
+def test_proportion_interval_is_scipys_clopper_pearson(k: int, n: int) -> None:
+    expected = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    low, high = proportion(k, n, "unused").ci  # type: ignore[misc]
+    assert low == pytest.approx(expected.low, abs=1e-12)
+    assert high == pytest.approx(expected.high, abs=1e-12)
 
 
 # -- multiclass ---------------------------------------------------------------------------
@@ -363,7 +374,7 @@ def test_mean_and_score_summaries_by_hand() -> None:
     assert flat["median"].value == pytest.approx(0.65)
     assert flat["std"].value == pytest.approx(math.sqrt(sum((v - 0.625) ** 2 for v in values) / 3))
     assert flat["pass_rate"].value == 0.5
-    assert flat["pass_rate"].ci == stats.wilson(2, 4)
+    assert flat["pass_rate"].ci == stats.clopper_pearson(2, 4)
     single = dict(walk(score_summary([0.3])))
     assert single["std"].value is None and single["std"].reason == "needs two or more scores"
 
@@ -383,7 +394,7 @@ def test_gate_evaluation_unit() -> None:
     )
     results = {g.metric: g for g in check(gates, tree)}
     assert results["precision"].passed and results["precision"].value == 0.75
-    low = stats.wilson(6, 9)[0]  # type: ignore[index]
+    low = stats.clopper_pearson(6, 9)[0]  # type: ignore[index]
     assert results["recall.ci_low"].value == low and results["recall.ci_low"].passed is (low >= 0.5)
     assert results["fn"].passed
 

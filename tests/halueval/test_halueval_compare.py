@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.cli.compare_runs import compare_pairs, paired_difference_ci
+from pytest_evals.cli.compare_runs import compare_pairs
 from pytest_evals.cli.main import main
 from pytest_evals.families.halueval.outcomes import RunFileError, load_outcomes, pair
 from pytest_evals.stats import intervals as stats
+from pytest_evals.stats.paired_proportions import paired_proportion_ci
 
 
 def result_line(case_id: str, status: str, suite: str = "eval_suites/halueval.eval.yaml", **data: object) -> str:
@@ -51,13 +52,14 @@ def test_compare_pairs_by_hand() -> None:
 def test_identical_runs() -> None:
     r = compare_pairs([(True, True)] * 7 + [(False, False)] * 3)
     assert r.difference == 0 and r.p_value == 1.0
-    # Newcombe's corrected phi: (ad - bc - n/2) / sqrt(efgh) = (21 - 5) / 21 (the
-    # uncorrected phi = 1 gave a narrower interval than the published method 10)
-    low, high = stats.wilson(7, 10)  # type: ignore[misc]
-    phi = 16 / 21
-    half = ((0.7 - low) ** 2 - 2 * phi * (0.7 - low) * (high - 0.7) + (high - 0.7) ** 2) ** 0.5
-    assert (r.ci_low, r.ci_high) == pytest.approx((-half, half))
-    assert 0.12 < half < 0.25
+    # Tango's score interval with no discordant pair: at delta > 0 the restricted estimate
+    # is q21 = delta, so the limit solves (n delta - 1/2)^2 = z^2 n delta (1 - delta):
+    # n^2 (1 + z^2 / n) delta^2 - n (1 + z^2) delta + 1/4 = 0, the larger root
+    z2, n = stats.Z95**2, 10
+    qa, qb = n * n + z2 * n, n + z2 * n
+    half = (qb + (qb * qb - qa) ** 0.5) / (2 * qa)
+    assert (r.ci_low, r.ci_high) == pytest.approx((-half, half), abs=1e-12)
+    assert 0.25 < half < 0.35  # ten cases say little, however alike the runs
 
 
 def test_difference_interval_covers_about_95_percent() -> None:
@@ -77,8 +79,8 @@ def test_difference_interval_covers_about_95_percent() -> None:
 
 
 def test_ci_degenerate_inputs() -> None:
-    assert paired_difference_ci(0, 0, 0, 0) is None
-    low, high = paired_difference_ci(0, 0, 10, 0)  # type: ignore[misc]
+    assert paired_proportion_ci(0, 0, 0, 0) is None
+    low, high = paired_proportion_ci(0, 0, 10, 0)  # type: ignore[misc]
     assert -1.0 <= low <= high <= 1.0 and high == pytest.approx(1.0)
 
 

@@ -47,7 +47,7 @@ def test_confusion_metrics_by_hand() -> None:
     assert value(tree, "qa.unparseable") == 1
     assert value(tree, "qa.ambiguous") == 1
     acc = tree["qa"]["accuracy"]
-    assert isinstance(acc, Metric) and acc.ci == stats.wilson(7, 10)
+    assert isinstance(acc, Metric) and acc.ci == stats.clopper_pearson(7, 10)
     f1 = tree["qa"]["f1"]
     assert isinstance(f1, Metric) and f1.ci is not None and f1.ci[0] <= f1.value <= f1.ci[1]  # type: ignore[operator]
     # overall equals qa when only qa is present

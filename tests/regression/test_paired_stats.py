@@ -134,7 +134,9 @@ def test_grouped_randomization_matches_exhaustive_enumeration_for_counts() -> No
 
 def test_grouped_bootstrap_matches_per_case_weights() -> None:
     """Gamma weights per group of equal cases are the per-case Exponential weights summed:
-    the interval agrees with a per-case Bayesian bootstrap drawn independently."""
+    the interval agrees with a per-case Bayesian bootstrap drawn independently, with the
+    extra worst-change case (a TP turned FP) for the lower limit and the best-change case
+    for the upper."""
     rng = np.random.default_rng(2)
     n = 3000
     exp = rng.random(n) < 0.4
@@ -143,9 +145,44 @@ def test_grouped_bootstrap_matches_per_case_weights() -> None:
     tp_b, fp_b = (exp & base).astype(float), (~exp & base).astype(float)
     tp_c, fp_c = (exp & cur).astype(float), (~exp & cur).astype(float)
     grouped = paired._bootstrap_ci(tp_b, tp_b + fp_b, tp_c, tp_c + fp_c, 4000, 1)
-    w = np.random.default_rng(99).standard_exponential((4000, n))
-    d = (w @ tp_c) / (w @ (tp_c + fp_c)) - (w @ tp_b) / (w @ (tp_b + fp_b))
-    per_case = np.quantile(d, [0.025, 0.975])
+    limits = []
+    for extra, q in (((1.0, 1.0, 0.0, 1.0), 0.025), ((0.0, 1.0, 1.0, 1.0), 0.975)):
+        nb, db, nc, dc = (np.append(col, x) for col, x in zip((tp_b, tp_b + fp_b, tp_c, tp_c + fp_c), extra, strict=True))
+        w = np.random.default_rng(99).standard_exponential((4000, n + 1))
+        d = (w @ nc) / (w @ dc) - (w @ nb) / (w @ db)
+        limits.append(float(np.quantile(d, q)))
     assert grouped is not None
-    assert grouped[0] == pytest.approx(per_case[0], abs=0.003)
-    assert grouped[1] == pytest.approx(per_case[1], abs=0.003)
+    assert grouped[0] == pytest.approx(limits[0], abs=0.003)
+    assert grouped[1] == pytest.approx(limits[1], abs=0.003)
+
+
+def test_binary_change_interval_is_tangos() -> None:
+    """0/1 outcomes: the change's interval is the paired proportions' score interval,
+    never a point when no case changed (the Bayesian bootstrap gave [0, 0])."""
+    from pytest_evals.stats.paired_proportions import paired_proportion_ci
+
+    base = np.array([1.0] * 29 + [0.0])
+    one = np.ones_like(base)
+    t = compare_ratio(base, one, base.copy(), one)
+    assert t.ci == paired_proportion_ci(29, 0, 0, 1)
+    assert t.ci is not None and t.ci[0] < -0.1 and t.ci[1] > 0.1
+    cur = base.copy()
+    cur[:3] = 0.0
+    t = compare_ratio(base, one, cur, one)
+    assert t.ci == paired_proportion_ci(26, 3, 0, 1)
+    assert t.ci is not None and t.ci[0] < t.diff < 0 < t.ci[1] < 0.06  # type: ignore[operator]
+
+
+def test_score_change_interval_is_never_a_point_and_holds_its_estimate() -> None:
+    """Scores that did not change: the extra worst and best cases keep the interval open
+    (about +-1/n for [0, 1] scores); an interval always holds its estimate, inside [-1, 1]."""
+    rng = np.random.default_rng(4)
+    scores = np.where(rng.random(30) < 0.9, 1.0, rng.random(30))
+    one = np.ones(30)
+    t = compare_ratio(scores, one, scores.copy(), one)
+    assert t.method == "paired randomization"
+    assert t.ci is not None and t.ci[0] < -0.005 and t.ci[1] > 0.005
+    for trial in range(20):
+        cur = np.where(rng.random(30) < 0.2, rng.random(30), scores)
+        t = compare_ratio(scores, one, cur, one, tag=str(trial))
+        assert t.ci is not None and -1.0 <= t.ci[0] <= t.diff <= t.ci[1] <= 1.0  # type: ignore[operator]

@@ -6,7 +6,7 @@ system returned (``actual_search_results``). Per question, precision, recall, F1
 are taken over the union of expected and retrieved chunk uids; a question with nothing
 expected and nothing retrieved has no score (0/0), as in their tool.
 
-The suite reports mean (with a t interval), median, max and population standard
+The suite reports mean (with an interval inside [0, 1]), median, max and population standard
 deviation of each score over the questions where it is defined, as their aggregate
 does (rounded there to 4 places, kept whole here). A case passes when every per-case
 threshold in ``metrics`` holds; by default that is recall 1.0 (every expected chunk
@@ -112,12 +112,13 @@ def path_lists(case: RetrievalCase) -> dict[str, list[str]]:
 
 
 def summary_metrics(values: Sequence[float], undefined: int) -> MetricTree:
-    """mean (t interval), median, max, population std: GOV.UK Chat's four, plus n."""
+    """mean (bounded interval: every score is in [0, 1]), median, max, population std:
+    GOV.UK Chat's four, plus n."""
     vals = list(values)
     empty = "0/0: no question has this score defined"
     std = stats.std(vals, ddof=0)
     return {
-        "mean": mean_metric(vals, empty="no question has this score defined"),
+        "mean": mean_metric(vals, empty="no question has this score defined", bounds=(0.0, 1.0)),
         "median": Metric(stats.median(vals), None, len(vals), None if vals else empty, "score"),
         "max": Metric(max(vals) if vals else None, None, len(vals), None if vals else empty, "score"),
         "std": Metric(std, None, len(vals), None if std is not None else empty, "score"),

@@ -4,7 +4,7 @@ A case holds the expected primary (and optional secondary) topic and what the ta
 chose. Rows the tagger could not tag (``status: error``) are counted apart: they are
 neither right nor wrong, and they do not enter the other counts, as in their tool.
 
-Counts over the successfully tagged rows (GOV.UK Chat's aggregate, with a Wilson
+Counts over the successfully tagged rows (GOV.UK Chat's aggregate, with a Clopper-Pearson
 interval on each as a share of the evaluated rows):
 
 - correct_primary_and_secondary: both topics right, each in its place;

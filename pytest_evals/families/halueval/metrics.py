@@ -99,8 +99,8 @@ def f1_metric(c: Confusion, with_ci: bool = True) -> Metric:
     value = f1_of(c.counts())
     if value is None:
         return Metric(None, None, c.n, "0/0: no hallucinated outputs shown and none predicted", "score")
-    # F1 is not a proportion: the Jeffreys posterior interval over the counts (stays wide
-    # at small n, where a bootstrap collapses when every item is right).
+    # F1 is not a proportion: the Clopper-Pearson interval of TP / (TP + FP + FN) mapped
+    # to F1 (stays wide at small n, where a bootstrap collapses when every item is right).
     ci = stats.f_beta_posterior(c.tp, c.fp, c.fn) if with_ci else None
     return Metric(value, ci, c.n, None, "score")
 
@@ -165,7 +165,7 @@ def baseline_rules(outcomes: Sequence[Outcome]) -> dict[str, Callable[[Outcome],
 
 
 def baseline_tree(outcomes: Sequence[Outcome], tasks: Iterable[str]) -> MetricTree:
-    """Accuracy (Wilson CI) and F1 (no CI, to keep aggregation cheap) of each rule."""
+    """Accuracy (Clopper-Pearson CI) and F1 (no CI, to keep aggregation cheap) of each rule."""
     out: MetricTree = {}
     for name, rule in baseline_rules(outcomes).items():
         node: MetricTree = {}

@@ -66,7 +66,8 @@ def aggregate_results(
         sub["failed_runs"] = count(failed_runs)
         if n_runs > 1:
             # Mean within-case spread over runs: how much the judge disagrees with itself.
-            sub["run_std"] = mean_metric(run_stds, empty="no case was scored over several runs")
+            # The std of [0, 1] scores is at most sqrt(k / (k - 1)) / 2 <= 0.71: bounded too.
+            sub["run_std"] = mean_metric(run_stds, empty="no case was scored over several runs", bounds=(0.0, 1.0))
         tree[spec.name] = sub
         worst_first = sorted(scored, key=lambda t: (-t[0], t[1]) if spec.lower_is_better else (t[0], t[1]))
         lowest[spec.name] = [{"case_id": c, "score": s} for s, _i, c in worst_first[:LOWEST]]
