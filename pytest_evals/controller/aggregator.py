@@ -45,8 +45,8 @@ from pytest_evals.collection.suite_loader import open_suite, suite_cache
 from pytest_evals.collection.xdist_blocks import is_case_nodeid
 from pytest_evals.controller.result_spool import ResultSpool
 from pytest_evals.controller.run_report import RUN_REPORT_KEY, RunReport, group_by_suite
-from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
-from pytest_evals.model.errors import EvalsError
+from pytest_evals.model.case_result import REPORT_ATTR, CaseResult, Status
+from pytest_evals.model.errors import ErrorKind, EvalsError
 
 if TYPE_CHECKING:
     from pytest_evals.controller.suite_verdict import Population, SuiteSummary
@@ -63,22 +63,21 @@ def is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+def stand_in_result(nodeid: str, index: int, status: Status, kind: ErrorKind, message: str) -> CaseResult:
+    """The result the controller records for a collected case that brought none."""
+    suite, _, case_id = nodeid.partition("::")
+    return CaseResult(
+        suite=suite, task="", case_id=case_id, source=suite, index=index, status=status,
+        error_kind=kind, message=message, details={"nodeid": nodeid},
+    )
+
+
 def missing_result(nodeid: str, index: int) -> CaseResult:
     """The result recorded for a collected case that never reported."""
     from pytest_evals.controller.suite_verdict import MISSING_KIND, MISSING_PREFIX
 
-    suite, _, case_id = nodeid.partition("::")
-    return CaseResult(
-        suite=suite,
-        task="",
-        case_id=case_id,
-        source=suite,
-        index=index,
-        status="error",
-        error_kind=MISSING_KIND,
-        message=f"{MISSING_PREFIX}{nodeid}: the process running it died or the run was interrupted",
-        details={"nodeid": nodeid},
-    )
+    message = f"{MISSING_PREFIX}{nodeid}: the process running it died or the run was interrupted"
+    return stand_in_result(nodeid, index, "error", MISSING_KIND, message)
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -94,19 +93,8 @@ def skip_reason(report: pytest.TestReport) -> str:
 def skipped_result(nodeid: str, index: int, reason: str) -> CaseResult:
     """The result of a case pytest skipped before it was evaluated (a skip mark, a
     ``pytest.skip()`` in a setup hook): not measured, and not a crash."""
-    from pytest_evals.controller.suite_verdict import SKIPPED_BY_PYTEST
-
-    suite, _, case_id = nodeid.partition("::")
-    return CaseResult(
-        suite=suite,
-        task="",
-        case_id=case_id,
-        source=suite,
-        index=index,
-        status="skipped",
-        error_kind=SKIPPED_BY_PYTEST,
-        message=f"skipped before evaluation: {reason}",
-        details={"nodeid": nodeid},
+    return stand_in_result(
+        nodeid, index, "skipped", ErrorKind.SKIPPED_BY_PYTEST, f"skipped before evaluation: {reason}"
     )
 
 

@@ -229,7 +229,7 @@ def judge(
         notes.append("no interval for the change")
     elif beyond_margin(worst, gate.margin):
         notes.append(f"the interval allows a change worse by {worst:.4f}, beyond the margin {gate.margin:g}")
-    if not notes and whole is not None and whole.baseline is not None and whole.current is not None:
+    if whole is not None and whole.baseline is not None and whole.current is not None:
         whole_worse = sign * (whole.current - whole.baseline)
         if beyond_margin(whole_worse, gate.margin):
             notes.append(

@@ -226,7 +226,8 @@ def test_a_baseline_of_another_target_is_reported_and_fails_the_gates(pytester: 
     ]
     result, summary = run(pytester, "--evals-baseline", "main-run", "--evals-baseline-allow-changes", *workers)
     assert result.ret == 0
-    assert first(summary)["baseline"]["gates"][0]["verdict"] == "no regression"
+    # Nothing changed, but 20 cases cannot rule out a drop of the gate's 0.02 margin.
+    assert first(summary)["baseline"]["gates"][0]["verdict"] == "inconclusive"
     result.stdout.fnmatch_lines(["  settings changed since the baseline (allowed: --evals-baseline-allow-changes): "
                                  'target: "targets_mod:truth" -> "targets_mod:other"'])
 

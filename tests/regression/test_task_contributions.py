@@ -125,7 +125,7 @@ def _write(root: Path, misses_in_a: int) -> None:
     rows = [{"id": f"{g}-{i:02d}", "group": g, "hit": not (g == "a" and i < misses_in_a)}
             for g in ("a", "b") for i in range(30)]
     (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    thresholds = {"per_group": {"a": {"accuracy": {"max_drop": 0.02}}, "b": {"accuracy": {"max_drop": 0.02}}},
+    thresholds = {"per_group": {"a": {"accuracy": {"max_drop": 0.02}}, "b": {"accuracy": {"max_drop": 0.25}}},
                   "accuracy": {"max_drop": 0.5}}
     (root / "g.eval.yaml").write_text(
         yaml.safe_dump({"task": "grouped", "input_path": "cases.jsonl", "thresholds": thresholds}), encoding="utf-8"
@@ -145,6 +145,8 @@ def test_a_third_party_tasks_nested_metric_is_gated_against_a_baseline(
     suite = json.loads((pytester.path / "cur.json").read_text(encoding="utf-8"))["suites"][0]
     gates = {g["metric"]: g for g in suite["baseline"]["gates"]}
     assert gates["per_group.a.accuracy"]["status"] == "failed"  # 12 of 30 flipped: the task's own rule
+    # b did not change; with 30 cases the change's interval rules out a drop of 0.25
+    # (a 0.02 margin would be inconclusive at this size: the interval is about +-0.12).
     assert gates["per_group.b.accuracy"]["status"] == "passed"
     # Left to the built-in rule (NotImplemented). The gate was on ``pass_rate`` before
     # issue 25: a metric this task does not compute, now a suite error (test below).
