@@ -89,7 +89,11 @@ def cache_key(payload: Mapping[str, Any]) -> str:
     text = json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # "surrogatepass": a lone surrogate (from data decoded with surrogateescape, or a
+    # JSON "\ud800") has no UTF-8 form and raised here. Its surrogatepass bytes are
+    # invalid UTF-8, so no valid string shares them: keys stay distinct, and every key
+    # of valid text is what it was.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)

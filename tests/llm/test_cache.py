@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -196,4 +197,23 @@ def test_stale_claim_of_dead_process_is_taken_over(
     cache.close()
     reply = run(closing(client, asyncio.wait_for(client.chat("orphan", namespace="t"), 10)))
     assert reply.text == "orphan"
+    assert server.stats()["answered"] == 1
+
+
+def test_a_lone_surrogate_in_a_prompt_has_a_key_of_its_own(make_client: MakeClient, server: FakeOpenAI) -> None:
+    from pytest_evals.llm.cache import cache_key
+
+    # Text decoded with surrogateescape (or a JSON "\ud800") has no UTF-8 form: the key
+    # raised UnicodeEncodeError. Now it has one, distinct from every valid text's.
+    assert cache_key({"p": "a\ud800"}) != cache_key({"p": "a\ud801"}) != cache_key({"p": "a"})
+    # Keys of valid text are what they always were (existing caches keep their hits).
+    assert cache_key({"p": "é"}) == hashlib.sha256('{"p":"é"}'.encode()).hexdigest()
+    client = make_client()
+
+    async def go() -> None:
+        first = await client.chat("fine \ud800 text", namespace="t")
+        second = await client.chat("fine \ud800 text", namespace="t")
+        assert (first.cached, second.cached) == (False, True)
+
+    run(closing(client, go()))
     assert server.stats()["answered"] == 1
