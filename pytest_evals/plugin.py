@@ -119,6 +119,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        from pytest_evals.output.artifacts import check_output_paths
+
+        check_output_paths(config)  # a device or folder as --evals-json: usage error, before anything starts
     config.addinivalue_line("markers", f"{CASES_MARKER}(path, ...): parametrize with the cases of a JSONL file")
     patterns = [*config.getini("evals_suite_patterns"), *(config.getoption("evals_suite_pattern") or [])]
     config.stash[_PREVIOUS_PATTERNS] = set_extra_patterns(patterns)
@@ -138,12 +142,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(runner, "pytest_evals_runner")
     aggregator: Aggregator | None = None
     if is_controller(config):
+        from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
+        from pytest_evals.output.terminal_report import TerminalReport
+
         # Like pytest's LogXML: results, verdicts and the exit rules live only here.
         aggregator = Aggregator(config)
         config.stash[AGGREGATOR_KEY] = aggregator
         config.pluginmanager.register(aggregator, "pytest_evals_aggregator")
-        from pytest_evals.output.artifacts import GeneratedWriter, SummaryWriter
-        from pytest_evals.output.terminal_report import TerminalReport
         for part in (GeneratedWriter(), SummaryWriter(), TerminalReport()):
             config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)

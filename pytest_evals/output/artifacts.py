@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -67,6 +68,37 @@ def suite_folders(suites: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
+class SpecialFileError(OSError):
+    """An output path names a device, a pipe, a socket or a folder: never replaced."""
+
+
+def refuse_special(path: Path) -> None:
+    """The rename below would replace whatever ``path`` is (as root, ``/dev/null`` itself)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent (the usual case) or unreadable: the write reports it
+    if not stat.S_ISREG(mode):
+        kind = "folder" if stat.S_ISDIR(mode) else "device, pipe or socket"
+        raise SpecialFileError(f"{path}: is a {kind}, not a regular file; not replaced")
+
+
+#: Options naming one file the run writes (checked before the run starts).
+OUTPUT_FILE_OPTIONS = ("evals_json",)
+
+
+def check_output_paths(config: pytest.Config) -> None:
+    """A usage error, before any case runs, for an output file option naming a device,
+    pipe, socket or folder (pytest's own JUnit writer leaves those alone too)."""
+    for name in OUTPUT_FILE_OPTIONS:
+        value = config.getoption(name, None)
+        if value:
+            try:
+                refuse_special(Path(value))
+            except SpecialFileError as exc:
+                raise pytest.UsageError(f"--{name.replace('_', '-')} {exc}") from None
+
+
 def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> None:
     """Write a file so that readers (another xdist process, a crashed run's rerun) see the
     old content or the new one, never half a file: a temporary file, then a rename.
@@ -75,6 +107,7 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = False) -> None:
     it is removed when the write fails. ``durable=True`` also fsyncs before the rename,
     for stores a later session merges into (a power cut must not leave an empty file).
     """
+    refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
         # Every text file the run writes passes here: mask secrets, escape surrogates.
