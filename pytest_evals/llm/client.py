@@ -26,6 +26,7 @@ import dataclasses
 import logging
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
     from pytest_evals.llm.event_loop import Engine
 
 log = logging.getLogger("pytest_evals.llm")
+
+#: Requests in flight before the first reply: the limit then doubles each round trip while
+#: replies are quick (limiter.py), so a queueing local server never gets the whole burst.
+SLOW_START = 8
 
 Messages = str | Sequence[Mapping[str, Any]]
 
@@ -210,7 +215,14 @@ class LLMClient:
         if state is None:
             with self._lock:
                 state = self._states.setdefault(
-                    loop, _LoopState(AdaptiveLimiter(self.settings.concurrency))
+                    loop,
+                    _LoopState(
+                        AdaptiveLimiter(
+                            self.settings.concurrency,
+                            deadline=self.settings.timeout,
+                            initial=SLOW_START,
+                        )
+                    ),
                 )
         return state
 
@@ -520,11 +532,18 @@ class LLMClient:
             stats.peak_in_flight = max(stats.peak_in_flight, limiter.in_flight)
             try:
                 stats.attempts += 1
+                sent = time.monotonic()
+                overloaded = False
                 try:
                     async with _attempt_deadline(s.timeout):
                         completion = await transport.send(body)
                 except TimeoutError:
-                    error = AttemptError(f"no complete reply within {s.timeout:g}s", retryable=True)
+                    overloaded = True
+                    error = AttemptError(
+                        f"no complete reply within {s.timeout:g}s (the server may be queueing: "
+                        "lower --evals-concurrency or raise --evals-timeout)",
+                        retryable=True,
+                    )
                 except AttemptError as exc:
                     # Rebuilt with the key scrubbed: this frame's locals may be shown
                     # (pytest --showlocals) and servers quote keys in their errors.
@@ -535,11 +554,13 @@ class LLMClient:
                         retry_after=exc.retry_after,
                     )
                 except Exception as exc:  # anything else the HTTP stack raises mid-request
+                    # A refused or dropped connection: a server restarting or overwhelmed.
+                    overloaded = True
                     error = AttemptError(
                         self.redact(f"{type(exc).__name__}: {exc}"), retryable=True
                     )
                 else:
-                    limiter.on_success()
+                    limiter.on_success(time.monotonic() - sent)
                     return completion
             finally:
                 limiter.release()
@@ -547,7 +568,9 @@ class LLMClient:
             if error.throttled:
                 stats.throttled += 1
                 limiter.on_throttle()
-                stats.lowest_concurrency = limiter.lowest
+            elif overloaded:
+                limiter.on_overload()
+            stats.lowest_concurrency = limiter.lowest
             if not error.retryable or attempt == attempts:
                 stats.errors += 1
                 usage.record(errors=1)

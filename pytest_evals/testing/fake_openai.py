@@ -137,6 +137,10 @@ class ServerConfig:
     latency: float = 0.0
     #: Uniform extra latency in [0, latency_jitter).
     latency_jitter: float = 0.0
+    #: Requests worked on at once (0: no limit). With 1 the server queues like llama.cpp
+    #: with one slot: the latency is spent one request at a time, and a request whose
+    #: client gave up still holds its slot until it is done.
+    slots: int = 0
     #: Built-in responder name, "module:function" or a callable (request JSON -> reply text).
     responder: str | Responder = "echo"
     #: Scripted replies, tried in order before the responder.
@@ -269,6 +273,8 @@ class FakeOpenAIApp:
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
+        #: (slots, semaphore) of the queue when ``slots`` is set; made on the server's loop.
+        self._slots: tuple[int, asyncio.Semaphore] | None = None
         self.state = _State()
         self._responder_spec: str | Responder | None = None
         self._responder: Responder = echo_responder
@@ -369,7 +375,12 @@ class FakeOpenAIApp:
             delay = cfg.latency + (
                 random.random() * cfg.latency_jitter if cfg.latency_jitter else 0.0
             )
-            if delay > 0:
+            if cfg.slots > 0:
+                if self._slots is None or self._slots[0] != cfg.slots:
+                    self._slots = (cfg.slots, asyncio.Semaphore(cfg.slots))
+                async with self._slots[1]:
+                    await asyncio.sleep(delay)
+            elif delay > 0:
                 await asyncio.sleep(delay)
             fault = self.draw_fault(body_hash, attempt)
             if fault is not None:

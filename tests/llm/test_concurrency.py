@@ -124,3 +124,52 @@ def test_throttling_lowers_concurrency_then_recovers(
     assert client.stats.throttled > 0
     assert client.stats.lowest_concurrency < 16
     assert client.stats.requests == 120
+
+
+def test_limiter_slow_start_doubles_per_round_trip_of_quick_replies() -> None:
+    limiter = AdaptiveLimiter(64, deadline=60.0, initial=8)
+    assert limiter.current == 8
+    for _ in range(8):
+        limiter.on_success(0.1)
+    assert limiter.current == 16  # one round trip of quick replies: doubled
+    for _ in range(48):
+        limiter.on_success(0.1)
+    assert limiter.current == 64 and not limiter.slow_start
+
+
+def test_limiter_shrinks_when_replies_near_the_deadline() -> None:
+    limiter = AdaptiveLimiter(64, deadline=10.0, cooldown=0.0, initial=8)
+    limiter.on_success(3.0)  # past a quarter of the deadline: growth stops
+    assert limiter.current == 8 and not limiter.slow_start
+    limiter.on_success(8.0)  # past half: shrink in proportion (5/8 of 8)
+    assert limiter.current == 5 and limiter.lowest == 5
+
+
+def test_limiter_timeout_falls_to_what_the_server_sustained() -> None:
+    limiter = AdaptiveLimiter(64, deadline=60.0, cooldown=0.0)
+    for _ in range(6):  # six replies within the last deadline
+        limiter.on_success(1.0)
+    limiter.on_overload()
+    assert limiter.current == 3  # Little's law: half of what completed in one deadline
+    limiter.on_overload()  # another burst of timeouts: halved again
+    assert limiter.current == 1
+
+
+def test_single_slot_server_at_high_concurrency_loses_no_request(
+    make_client: MakeClient, server: FakeOpenAI
+) -> None:
+    """A server that works one request at a time (llama.cpp with one slot) queues every
+    request it is sent, and each queued request's deadline runs while it waits. At 64 in
+    flight with a 2 s deadline and 0.15 s of work each, a client that sends the whole
+    window at once times out most of it and retries into a queue still busy with the
+    abandoned work; the latency-aware limiter keeps the queue short enough instead."""
+    server.configure(latency=0.15, slots=1)
+    client = make_client(concurrency=64, timeout=2.0, max_retries=2)
+
+    async def go() -> None:
+        await asyncio.gather(*(client.chat(f"s{i}", namespace="t") for i in range(40)))
+
+    run(closing(client, go()))
+    assert client.stats.errors == 0
+    assert server.stats()["answered"] == 40
+    assert client.stats.lowest_concurrency < 64
