@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_evals.model.errors import SuiteConfigError
+from pytest_evals.suites import suite_paths
 
 
 class MetricSpec(BaseModel):
@@ -76,21 +77,22 @@ class Suite:
         """A relative path is looked for next to the suite file, then under the rootdir
         (GOV.UK Chat's configs say ``input_path: data/x.jsonl`` from the repository root).
 
-        When neither exists the suite-relative path is returned; :func:`missing_path`
-        names both places in the error.
+        When neither exists the suite-relative path is returned; :meth:`tried` names both
+        places for the error. A path no file can have (a symlink loop, a name too long, ``~nouser``) is a
+        :class:`SuiteConfigError` naming this file and the field (suite_paths.py).
         """
-        p = Path(relative).expanduser()
-        if p.is_absolute():
-            return p
-        beside = self.path.parent / p
-        if beside.exists() or self.rootdir is None:
-            return beside
-        under_root = self.rootdir / p
-        return under_root if under_root.exists() else beside
+        p = suite_paths.expand(relative, self.path, self.raw)
+        chosen = p
+        if not p.is_absolute():
+            chosen = beside = self.path.parent / p
+            if not suite_paths.exists(beside) and self.rootdir is not None:
+                under_root = self.rootdir / p
+                chosen = under_root if suite_paths.exists(under_root) else beside
+        return suite_paths.check_usable(chosen, relative, self.path, self.raw)
 
     def tried(self, relative: str | Path) -> list[Path]:
         """Every place :meth:`resolve` looks for a relative path, in order."""
-        p = Path(relative).expanduser()
+        p = suite_paths.expand(relative, self.path, self.raw)
         if p.is_absolute():
             return [p]
         places = [self.path.parent / p]
