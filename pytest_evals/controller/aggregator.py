@@ -276,18 +276,28 @@ class Aggregator:
             except EvalsError as exc:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
-                summary = suite_summary(
-                    suite,
-                    task,
-                    results,
-                    self.strict,
-                    accounted,
-                    population=self._population_of(suite_id, results) if accounted else None,
-                    allow_partial=self.allow_partial,
-                )
+                try:
+                    summary = suite_summary(
+                        suite,
+                        task,
+                        results,
+                        self.strict,
+                        accounted,
+                        population=self._population_of(suite_id, results) if accounted else None,
+                        allow_partial=self.allow_partial,
+                    )
+                except Exception as exc:
+                    # One suite's values the summary cannot hold must not take every
+                    # suite's verdict and artifact with it: that suite fails, named.
+                    summary = suite_error_summary(suite_id, f"{path}: its summary cannot be built: {exc!r}", results)
+                    self.suites.append(summary)
+                    continue
                 # Features add their reasons and sections (regression gates against a
                 # baseline, what a later run pairs with) once the suite's own gates are checked.
-                self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
+                try:
+                    self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
+                except Exception as exc:
+                    summary.add_problem(f"a plugin's verdict on this suite failed: {exc!r}")
             self.suites.append(summary)
 
     def _population_of(self, suite_id: str, results: list[CaseResult]) -> Population:

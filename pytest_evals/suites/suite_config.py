@@ -19,8 +19,10 @@ from typing import Any, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_evals.hardening.input_limits import max_depth
 from pytest_evals.model.errors import SuiteConfigError
 from pytest_evals.suites import suite_paths
+from pytest_evals.suites.value_depth import too_deep_field
 
 
 class MetricSpec(BaseModel):
@@ -167,6 +169,9 @@ def suite_name(path: Path, raw: Mapping[str, Any]) -> str:
 
 #: A suite file is a few kilobytes; anything far larger is a mistake or an attack.
 MAX_SUITE_BYTES = 4 * 2**20
+#: Whatever ``evals_max_json_depth`` allows: pydantic serializes at most 254 levels below
+#: a model, and the suite's configuration is serialized inside the run summary.
+MAX_SUITE_DEPTH = 200
 #: Nodes of the document with every alias expanded: what validation and the reports
 #: walk. A "billion laughs" file is a few hundred bytes that expand to ~10^9 nodes.
 MAX_SUITE_NODES = 200_000
@@ -430,6 +435,11 @@ def load_suite(
         if used is not None:
             # by identity: override values may be unhashable lists
             used.add(id(ov))
+    limit = min(max_depth(), MAX_SUITE_DEPTH)
+    deep = too_deep_field(raw, limit)
+    if deep is not None:
+        source = "ini evals_max_json_depth" if limit == max_depth() else "the most a suite's values may nest"
+        raise SuiteConfigError(f"{path}: field {deep[0]!r}: nested {deep[1]} levels deep, over the limit of {limit} ({source})")
     problems = strict_scalar_problems(raw, config_model)
     try:
         config = config_model.model_validate(raw)
