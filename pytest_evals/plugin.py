@@ -41,6 +41,8 @@ pytest_plugins = [
     "pytest_evals.reports.report_plugin",
     "pytest_evals.hardening.report_guard",
     "pytest_evals.regression.regression_plugin",
+    # xdist workers start with the controller's rootdir
+    "pytest_evals.collection.xdist_rootdir",
 ]
 
 
