@@ -43,6 +43,7 @@ from pytest_evals.collection.population import (
 )
 from pytest_evals.collection.suite_loader import open_suite, suite_cache
 from pytest_evals.collection.xdist_blocks import is_case_nodeid
+from pytest_evals.controller.artifact_writers import call_writers, fail_exit_status
 from pytest_evals.controller.result_spool import ResultSpool
 from pytest_evals.controller.run_report import RUN_REPORT_KEY, RunReport, group_by_suite
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult, Status
@@ -379,8 +380,10 @@ class Aggregator:
         )
         self.config.stash[RUN_REPORT_KEY] = report
         # Every artifact is written here, once the exit status is known, by whoever
-        # implements the hook (the output layer for the core's own files).
-        self.config.hook.pytest_evals_write_outputs(config=self.config, summary=self.summary, report=report)
+        # implements the hook (the output layer for the core's own files), each on its
+        # own: one that fails is a problem line and exit status 1, not a lost run.
+        call_writers(self.config, report)
+        fail_exit_status(session)
 
     def _decide_exit(self, session: pytest.Session) -> None:
         """Gates decide: a missed gate fails the run; case failures inside passing gates do not.
