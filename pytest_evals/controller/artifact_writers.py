@@ -70,6 +70,9 @@ def artifact_problems(config: pytest.Config) -> list[ArtifactProblem]:
 
 def describe(exc: BaseException, path: str | Path | None = None) -> str:
     """Why a write failed, in a line: the system's reason and the file it names."""
+    if isinstance(exc, FileExistsError) and exc.filename is not None:
+        # what creating a folder where a file already is says
+        return f"{exc.filename} is a file, not a folder"
     if isinstance(exc, OSError) and exc.strerror:
         reason = exc.strerror
         if exc.filename is not None and str(exc.filename) != str(path):
