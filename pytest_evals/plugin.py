@@ -41,10 +41,6 @@ pytest_plugins = [
     "pytest_evals.reports.report_plugin",
     "pytest_evals.hardening.report_guard",
     "pytest_evals.regression.regression_plugin",
-    # xdist workers start with the controller's rootdir
-    "pytest_evals.collection.xdist_rootdir",
-    # --html and --junitxml: checked before the run, a failed write is an artifact problem
-    "pytest_evals.output.report_paths",
 ]
 
 

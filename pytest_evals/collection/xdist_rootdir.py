@@ -34,8 +34,9 @@ def rootdir_addopts(current: str, rootdir: str) -> str:
     return f"{current} --rootdir={shlex.quote(rootdir)}".strip()
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
+def share_rootdir(config: pytest.Config, specs: Sequence[Any]) -> None:
+    """Start each local worker of ``specs`` (xdist's ``pytest_xdist_setupnodes``, on the
+    controller, before any worker starts) with this process's rootdir."""
     rootdir = str(config.rootpath)
     for spec in specs:
         if not getattr(spec, "popen", False) or getattr(spec, "chdir", None):

@@ -43,6 +43,7 @@ from pytest_evals.collection.population import (
 )
 from pytest_evals.collection.suite_loader import open_suite, suite_cache
 from pytest_evals.collection.xdist_blocks import is_case_nodeid
+from pytest_evals.collection.xdist_rootdir import share_rootdir
 from pytest_evals.controller.artifact_writers import call_writers, fail_exit_status
 from pytest_evals.controller.result_spool import ResultSpool
 from pytest_evals.controller.run_report import RUN_REPORT_KEY, RunReport, group_by_suite
@@ -159,6 +160,11 @@ class Aggregator:
         if self.expected is None:
             self.expected = [nodeid for nodeid in ids if is_case_nodeid(nodeid)]
             self._check_sample_option(self.expected)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, specs: Sequence[Any]) -> None:
+        # The workers must name suites as this process does (it opens <rootdir>/<node id>).
+        share_rootdir(self.config, specs)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
