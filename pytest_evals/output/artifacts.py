@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals.controller.artifact_writers import (
+    artifact_problems,
     names_artifact,
     record_problem,
+    sync_summary,
     write_problem_lines,
     writing,
 )
+from pytest_evals.controller.run_report import get_run_report
 from pytest_evals.hardening.redaction import scrub
 from pytest_evals.output import strict_json as strictjson
 
@@ -211,6 +214,19 @@ def write_summary(report: RunReport) -> None:
             atomic_write(Path(path), strictjson.dumps(report.summary, indent=2) + "\n")
     with writing(report.config, "JUnit XML properties", report.config.getoption("xmlpath", None)):
         junit_properties(report)
+
+
+def rewrite_summary(config: pytest.Config) -> None:
+    """The JSON summary again, after an artifact written later than it failed (pytest-html
+    writes after every pytest_evals writer): its ``exit_status`` and ``artifact_problems``
+    stay what the run ends with."""
+    report = get_run_report(config)
+    path = config.getoption("evals_json", None)
+    if report is None or not path or any(p.artifact == "JSON summary" for p in artifact_problems(config)):
+        return
+    sync_summary(report)
+    with writing(config, "JSON summary", path):
+        atomic_write(Path(path), strictjson.dumps(report.summary, indent=2) + "\n")
 
 
 def junit_xml(config: pytest.Config) -> Any:

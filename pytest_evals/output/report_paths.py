@@ -5,7 +5,7 @@ pytest's own ``--junitxml``, guarded like our artifacts.
   the way, a read-only or missing mount, a name too long), is a usage error naming the
   option. pytest-html creates the folder while it configures and failed there with an
   INTERNALERROR (exit 3); pytest's JUnit writer failed only at the end, after the run.
-- At the end: a write that fails anyway (a full disk) is one artifact problem and exit
+- At the end: a write that fails anyway (a full disk, a pytest-html hook that raises) is one artifact problem and exit
   status 1, as for our own artifacts, instead of a traceback that also took the terminal
   summary with it (both write in ``pytest_sessionfinish``, inside the terminal's wrapper).
 """
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_evals.controller.artifact_writers import fail_exit_status, record_problem
+from pytest_evals.output.artifacts import rewrite_summary
 
 #: option dest -> (its flag, the artifact's name, the module prefix of its writer)
 REPORT_FILE_OPTIONS = {
@@ -77,11 +78,14 @@ def _writer_of(tb: TracebackType | None) -> str | None:
 def pytest_sessionfinish(session: pytest.Session) -> Generator[None, Any, Any]:
     try:
         return (yield)
-    except OSError as exc:
+    except Exception as exc:
+        # Only what failed inside those writers (a full disk, a pytest-html hook of some
+        # plugin that raised); anything else is not ours to catch.
         dest = None if hasattr(session.config, "workerinput") else _writer_of(exc.__traceback__)
         if dest is None:
             raise
         _, artifact, _ = REPORT_FILE_OPTIONS[dest]
         record_problem(session.config, artifact, session.config.getoption(dest, None), exc)
         fail_exit_status(session)
+        rewrite_summary(session.config)  # written before; it must say what the exit status says
         return None

@@ -182,3 +182,20 @@ def test_report_files_that_cannot_be_written_are_usage_errors(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     no_traceback(result)
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def test_a_pytest_html_hook_that_raises_is_a_problem_of_the_html_report(pytester: pytest.Pytester) -> None:
+    build(pytester.path)
+    pytester.makeconftest(
+        "def pytest_html_results_summary(prefix, summary, postfix, session):\n"
+        "    raise RuntimeError('html hook bug')\n"
+    )
+    result = pytester.runpytest_subprocess("--html", "r.html", "--evals-json", "out.json", "--junitxml", "j.xml")
+    no_traceback(result)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*pytest_evals summary*", "PROBLEM HTML report not written r.html: RuntimeError: html hook bug"])
+    doc = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    # written before pytest-html's report, and again after it failed: it says exit 1 too
+    assert doc["passed"] is True and doc["exit_status"] == 1
+    assert [p["artifact"] for p in doc["artifact_problems"]] == ["HTML report"]
+    assert "evals.a.passed" in (pytester.path / "j.xml").read_text(encoding="utf-8")
