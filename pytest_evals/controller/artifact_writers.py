@@ -45,11 +45,22 @@ class ArtifactProblem:
     reason: str
 
     def line(self) -> str:
-        where = f" {self.path}" if self.path else ""
-        return scrub(f"{self.artifact} not written{where}: {self.reason}")
+        where = f" {shorten(self.path)}" if self.path else ""
+        return scrub(f"{self.artifact} not written{where}: {shorten(self.reason)}")
 
     def to_json(self) -> dict[str, Any]:
         return {"artifact": self.artifact, "path": self.path, "reason": scrub(self.reason)}
+
+
+#: Characters of a path or reason shown on the terminal (a hostile name has thousands;
+#: the JSON summary keeps it whole).
+SHOWN_CHARS = 300
+
+
+def shorten(text: str) -> str:
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[: SHOWN_CHARS // 2]}...{text[-SHOWN_CHARS // 4 :]} ({len(text)} characters)"
 
 
 def names_artifact(name: str) -> Callable[[F], F]:

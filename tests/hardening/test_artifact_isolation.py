@@ -199,3 +199,14 @@ def test_a_pytest_html_hook_that_raises_is_a_problem_of_the_html_report(pytester
     assert doc["passed"] is True and doc["exit_status"] == 1
     assert [p["artifact"] for p in doc["artifact_problems"]] == ["HTML report"]
     assert "evals.a.passed" in (pytester.path / "j.xml").read_text(encoding="utf-8")
+
+
+def test_a_report_folder_name_too_long_is_one_short_problem_line(pytester: pytest.Pytester) -> None:
+    build(pytester.path)
+    result = pytester.runpytest_subprocess("--evals-report-dir", "x" * 5000, "--evals-json", "out.json")
+    no_traceback(result)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["PROBLEM run folder not written *xxx...xxx* (5* characters): File name too long"])
+    assert "x" * 1000 not in result.stdout.str()
+    (problem,) = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))["artifact_problems"]
+    assert "x" * 5000 in problem["path"]  # the file keeps it whole
