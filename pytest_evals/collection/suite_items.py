@@ -64,6 +64,12 @@ class SuiteFile(pytest.File):
         except EvalsError as exc:
             yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))
             return
+        except Exception as exc:
+            # A path the system refuses, a task's own bug: pytest would make it a
+            # collection error, which interrupts every suite of the run.
+            message = f"{self.path}: cannot collect the suite's cases: {type(exc).__name__}: {exc}"
+            yield SuiteErrorItem.from_parent(self, name="suite-error", message=redact.scrub(message))
+            return
         # Counted here, before any plugin trims the items (see population.py).
         from pytest_evals.collection.population import defined_count, population_counter
 

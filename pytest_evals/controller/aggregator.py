@@ -43,6 +43,8 @@ from pytest_evals.collection.population import (
 )
 from pytest_evals.collection.suite_loader import open_suite, suite_cache
 from pytest_evals.collection.xdist_blocks import is_case_nodeid
+from pytest_evals.collection.xdist_rootdir import share_rootdir
+from pytest_evals.controller.artifact_writers import call_writers, fail_exit_status
 from pytest_evals.controller.result_spool import ResultSpool
 from pytest_evals.controller.run_report import RUN_REPORT_KEY, RunReport, group_by_suite
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult, Status
@@ -158,6 +160,11 @@ class Aggregator:
         if self.expected is None:
             self.expected = [nodeid for nodeid in ids if is_case_nodeid(nodeid)]
             self._check_sample_option(self.expected)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, specs: Sequence[Any]) -> None:
+        # The workers must name suites as this process does (it opens <rootdir>/<node id>).
+        share_rootdir(self.config, specs)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -276,18 +283,28 @@ class Aggregator:
             except EvalsError as exc:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
-                summary = suite_summary(
-                    suite,
-                    task,
-                    results,
-                    self.strict,
-                    accounted,
-                    population=self._population_of(suite_id, results) if accounted else None,
-                    allow_partial=self.allow_partial,
-                )
+                try:
+                    summary = suite_summary(
+                        suite,
+                        task,
+                        results,
+                        self.strict,
+                        accounted,
+                        population=self._population_of(suite_id, results) if accounted else None,
+                        allow_partial=self.allow_partial,
+                    )
+                except Exception as exc:
+                    # One suite's values the summary cannot hold must not take every
+                    # suite's verdict and artifact with it: that suite fails, named.
+                    summary = suite_error_summary(suite_id, f"{path}: its summary cannot be built: {exc!r}", results)
+                    self.suites.append(summary)
+                    continue
                 # Features add their reasons and sections (regression gates against a
                 # baseline, what a later run pairs with) once the suite's own gates are checked.
-                self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
+                try:
+                    self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
+                except Exception as exc:
+                    summary.add_problem(f"a plugin's verdict on this suite failed: {exc!r}")
             self.suites.append(summary)
 
     def _population_of(self, suite_id: str, results: list[CaseResult]) -> Population:
@@ -369,8 +386,10 @@ class Aggregator:
         )
         self.config.stash[RUN_REPORT_KEY] = report
         # Every artifact is written here, once the exit status is known, by whoever
-        # implements the hook (the output layer for the core's own files).
-        self.config.hook.pytest_evals_write_outputs(config=self.config, summary=self.summary, report=report)
+        # implements the hook (the output layer for the core's own files), each on its
+        # own: one that fails is a problem line and exit status 1, not a lost run.
+        call_writers(self.config, report)
+        fail_exit_status(session)
 
     def _decide_exit(self, session: pytest.Session) -> None:
         """Gates decide: a missed gate fails the run; case failures inside passing gates do not.

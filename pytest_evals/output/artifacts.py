@@ -14,6 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import (
+    artifact_problems,
+    names_artifact,
+    record_problem,
+    sync_summary,
+    write_problem_lines,
+    writing,
+)
+from pytest_evals.controller.run_report import get_run_report
 from pytest_evals.hardening.redaction import scrub
 from pytest_evals.output import strict_json as strictjson
 
@@ -24,7 +33,9 @@ _RUN_DIR = pytest.StashKey["Path | None"]()
 
 
 def run_dir(config: pytest.Config) -> Path | None:
-    """This run's timestamped folder, created on first use; None without --evals-report-dir."""
+    """This run's timestamped folder, created on first use; None without --evals-report-dir,
+    or when it cannot be created (read-only, full, a file on the way: then one artifact
+    problem, and the other artifacts are still written)."""
     if _RUN_DIR in config.stash:
         return config.stash[_RUN_DIR]
     base = config.getoption("evals_report_dir", None) or config.getini("evals_report_dir")
@@ -35,11 +46,15 @@ def run_dir(config: pytest.Config) -> Path | None:
             root = Path(config.invocation_params.dir) / root
         stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime())
         folder = root / stamp
-        n = 1
-        while folder.exists():
-            n += 1
-            folder = root / f"{stamp}_{n}"
-        folder.mkdir(parents=True)
+        try:
+            n = 1
+            while folder.exists():
+                n += 1
+                folder = root / f"{stamp}_{n}"
+            folder.mkdir(parents=True)
+        except (OSError, ValueError) as exc:
+            record_problem(config, "run folder", folder, exc)
+            folder = None
     config.stash[_RUN_DIR] = folder
     return folder
 
@@ -153,8 +168,10 @@ def write_generated(report: RunReport) -> dict[str, str]:
         name = folders[suite_id]
         path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
         rows.sort(key=lambda r: r[0])
-        atomic_write(path, "".join(strictjson.dumps(g) + "\n" for _, g in rows))
-        written[suite_id] = str(path)
+        # One suite's file failing leaves the others' written (and named).
+        with writing(report.config, "generated outputs", path):
+            atomic_write(path, "".join(strictjson.dumps(g) + "\n" for _, g in rows))
+            written[suite_id] = str(path)
     return written
 
 
@@ -162,16 +179,22 @@ class GeneratedWriter:
     """generated.jsonl files: first, since the other writers point at them."""
 
     @pytest.hookimpl(tryfirst=True)
+    @names_artifact("generated outputs")
     def pytest_evals_write_outputs(self, report: RunReport) -> None:
         write_generated_paths(report)
 
 
 class SummaryWriter:
-    """The JSON summary and JUnit properties: last, with every section others added."""
+    """The JSON summary and JUnit properties: last, with every section others added
+    (and the problems of the artifacts written before, which it also shows)."""
 
     @pytest.hookimpl(trylast=True)
+    @names_artifact("JSON summary")
     def pytest_evals_write_outputs(self, report: RunReport) -> None:
         write_summary(report)
+
+    def pytest_evals_terminal_summary(self, config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
+        write_problem_lines(config, terminalreporter)
 
 
 def write_generated_paths(report: RunReport) -> None:
@@ -187,8 +210,23 @@ def write_generated_paths(report: RunReport) -> None:
 def write_summary(report: RunReport) -> None:
     path = report.config.getoption("evals_json", None)
     if path:
+        with writing(report.config, "JSON summary", path):
+            atomic_write(Path(path), strictjson.dumps(report.summary, indent=2) + "\n")
+    with writing(report.config, "JUnit XML properties", report.config.getoption("xmlpath", None)):
+        junit_properties(report)
+
+
+def rewrite_summary(config: pytest.Config) -> None:
+    """The JSON summary again, after an artifact written later than it failed (pytest-html
+    writes after every pytest_evals writer): its ``exit_status`` and ``artifact_problems``
+    stay what the run ends with."""
+    report = get_run_report(config)
+    path = config.getoption("evals_json", None)
+    if report is None or not path or any(p.artifact == "JSON summary" for p in artifact_problems(config)):
+        return
+    sync_summary(report)
+    with writing(config, "JSON summary", path):
         atomic_write(Path(path), strictjson.dumps(report.summary, indent=2) + "\n")
-    junit_properties(report)
 
 
 def junit_xml(config: pytest.Config) -> Any:

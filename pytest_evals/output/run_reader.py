@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pytest_evals.controller.suite_verdict import SUITE_ERROR_ID
+from pytest_evals.hardening.input_limits import max_depth
 from pytest_evals.model.errors import EvalsError
 from pytest_evals.output.fast_json import loads as fast_loads
+from pytest_evals.suites.jsonl_cases import too_deep
 
 RESULTS_FILE = "results.jsonl"
 
@@ -63,6 +65,17 @@ class RunCase(NamedTuple):
         return self.origin.format(self.position)
 
 
+def check_depth(data: bytes, where: str) -> None:
+    """A JSON text nested deeper than ``evals_max_json_depth`` (the JSONL reader's limit)
+    is refused before it is parsed: the stdlib parser overflows the stack on it, and the
+    steps after parsing (pairing, reports, the summary) walk every level again."""
+    depth = too_deep(data, max_depth())
+    if depth is not None:
+        raise RunFileError(
+            f"{where}: JSON nested {depth} levels deep, over the limit of {max_depth()} (ini evals_max_json_depth)"
+        )
+
+
 def _template(text: str) -> str:
     """``text`` safe as a ``str.format`` template (a path may hold braces)."""
     return text.replace("{", "{{").replace("}", "}}")
@@ -87,8 +100,8 @@ def _light(line: bytes) -> dict[str, Any] | None:
     None when either fails: the caller parses the line whole.
     """
     cut = line.find(_DETAILS_KEY)
-    if cut < 0:
-        return None
+    if cut < 0 or too_deep(line[:cut], max_depth()) is not None:
+        return None  # parsed whole, where the depth is checked and named
     try:
         head = fast_loads(line[:cut] + b"}")
     except ValueError:
@@ -103,6 +116,8 @@ def _light(line: bytes) -> dict[str, Any] | None:
         return head if at < 0 else None
     # Most cases have no message: a value starting with "n" is null (a string starts with '"').
     if line[value] != _N:
+        if too_deep(line[at:], max_depth()) is not None:
+            return None
         try:
             tail = fast_loads(b"{" + line[at + 2 :])
         except ValueError:
@@ -171,6 +186,7 @@ def _from_jsonl(path: Path) -> Iterator[RunCase]:
                 continue
             record = _light(line)
             if record is None:
+                check_depth(line, f"{name}:{line_no}")
                 try:
                     # the stdlib, for its clearer error message
                     record = json.loads(line.decode("utf-8", errors="replace"))
@@ -196,6 +212,7 @@ def results_file(path: Path) -> Path:
 
 def _load_json(path: Path) -> Any:
     raw = path.read_bytes()
+    check_depth(raw, str(path))
     try:
         return fast_loads(raw)
     except ValueError:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import artifact_problems
 from pytest_evals.controller.run_report import get_run_report
 from pytest_evals.controller.suite_verdict import ReasonKind
 from pytest_evals.model import value_format as fmt
@@ -94,7 +95,7 @@ def render_terminal(tr: pytest.TerminalReporter, report: RunReport) -> None:
         tr.write_line("")
         tr.write_line(report.exit_note, yellow=True)
     json_path = config.getoption("evals_json", None)
-    if json_path:
+    if json_path and not any(p.artifact == "JSON summary" for p in artifact_problems(config)):
         tr.write_line(f"JSON summary: {json_path}")
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import names_artifact, writing
 from pytest_evals.controller.suite_verdict import Reason, ReasonKind
 from pytest_evals.model.errors import SuiteConfigError
 from pytest_evals.regression.baseline_run import Baseline, BaselineError, load_baseline
@@ -356,15 +357,17 @@ def write_markdown(config: pytest.Config, summary: dict[str, Any]) -> list[str]:
     text = render(summary, html_report=str(html) if html else None)
     written = []
     for target, mode in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "w":
-            from pytest_evals.output.artifacts import atomic_write
+        # The --evals-markdown file and GitHub's step summary each on their own.
+        with writing(config, "Markdown summary", target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if mode == "w":
+                from pytest_evals.output.artifacts import atomic_write
 
-            atomic_write(target, text)
-        else:
-            with target.open("a", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        written.append(str(target))
+                atomic_write(target, text)
+            else:
+                with target.open("a", encoding="utf-8") as fh:
+                    fh.write(text + "\n")
+            written.append(str(target))
     return written
 
 
@@ -395,9 +398,11 @@ def junit_properties(config: pytest.Config, summary: dict[str, Any]) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+@names_artifact("Markdown summary")
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
     config.stash[MARKDOWN_KEY] = write_markdown(config, summary)
-    junit_properties(config, summary)
+    with writing(config, "JUnit XML properties (regression)", config.getoption("xmlpath", None)):
+        junit_properties(config, summary)
 
 
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:

@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import names_artifact
 from pytest_evals.reports.report_state import REPORT_STATE_KEY, ReportState
 
 _HTML_KEY = pytest.StashKey[Any]()
+#: pytest-html's (and pytest's JUnit) file: checked before the run, a failed write an artifact problem.
+pytest_plugins = ["pytest_evals.output.report_paths"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,6 +82,7 @@ def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None
 
 
 @pytest.hookimpl(optionalhook=True)
+@names_artifact("run folder")
 def pytest_evals_write_outputs(config: pytest.Config) -> None:
     """The run folder, once the exit status is decided (before pytest-html writes)."""
     state = config.stash.get(REPORT_STATE_KEY, None)

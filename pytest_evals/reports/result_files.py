@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import writing
 from pytest_evals.hardening.spreadsheet_cells import spreadsheet_safe
 from pytest_evals.model import value_format as fmt
 from pytest_evals.model.case_result import CaseResult
@@ -154,25 +155,27 @@ def write_results_jsonl(report: RunReport, path: Path, order: Mapping[str, int])
     runs); an unsorted copy with line offsets is written first, then copied in order.
     """
     unsorted = path.with_name(f".{path.name}.{os.getpid()}.unsorted")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     keys: list[tuple[int, int, str, int, int]] = []
     offset = 0
-    with unsorted.open("wb") as fh:
-        for data in report.iter_full_results():
-            line = (strictjson.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-            fh.write(line)
-            suite = str(data.get("suite", ""))
-            keys.append((order.get(suite, len(order)), int(data.get("index") or 0), str(data.get("case_id", "")), offset, len(line)))
-            offset += len(line)
-    keys.sort()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        with unsorted.open("wb") as fh:
+            for data in report.iter_full_results():
+                line = (strictjson.dumps(data, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+                fh.write(line)
+                suite = str(data.get("suite", ""))
+                keys.append((order.get(suite, len(order)), int(data.get("index") or 0), str(data.get("case_id", "")), offset, len(line)))
+                offset += len(line)
+        keys.sort()
         with unsorted.open("rb") as src, tmp.open("wb") as dst:
             for *_key, start, length in keys:
                 src.seek(start)
                 dst.write(src.read(length))
         os.replace(tmp, path)
     finally:
+        # Neither temporary file outlives a failed write (a full disk stays full otherwise).
         unsorted.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
     return len(keys)
 
 
@@ -200,59 +203,65 @@ def write_run_files(config: pytest.Config, folder: Path, plots: Mapping[str, Seq
         suite_id = str(s.get("suite"))
         name = folders[suite_id]
         sub = folder / name
-        files: dict[str, Any] = {}
-        config_data = s.get("config")
-        if config_data is not None:
-            header = f"# effective configuration of {suite_id} (after command-line overrides)\n"
-            atomic_write(sub / "config.yaml", header + yaml.safe_dump(config_data, sort_keys=False, allow_unicode=True))
-            atomic_write(sub / "config.json", strictjson.dumps(config_data, indent=2, ensure_ascii=False) + "\n")
-            files["config"] = f"{name}/config.yaml"
-        header_cols, rows = case_rows(by_suite.get(suite_id, []))
-        atomic_write(sub / "results.csv", csv_text(header_cols, rows))
-        atomic_write(sub / "aggregate.csv", csv_text(AGGREGATE_COLUMNS, aggregate_rows(s)))
-        atomic_write(sub / "gates.csv", csv_text(GATE_COLUMNS, s.get("gates") or []))
-        files.update(results_csv=f"{name}/results.csv", aggregate_csv=f"{name}/aggregate.csv", gates_csv=f"{name}/gates.csv")
-        # Families add their own files beside ours (GOV.UK's CSV shapes, for example).
-        for extra in config.hook.pytest_evals_suite_folder(
-            config=config, folder=sub, suite=s, results=by_suite.get(suite_id, [])
-        ):
-            files.update(extra or {})
-        tables = s.get("tables") or {}
-        if tables:
-            atomic_write(sub / "tables.json", strictjson.dumps(tables, indent=2, ensure_ascii=False, default=str) + "\n")
-            files["tables"] = f"{name}/tables.json"
-            cm = tables.get("confusion_matrix")
-            if isinstance(cm, Mapping) and cm.get("labels"):
-                labels = [str(x) for x in cm["labels"]]
-                lines = [[f"{cm.get('rows', 'expected')}\\{cm.get('columns', 'actual')}", *labels]]
-                lines += [[label, *row] for label, row in zip(labels, cm.get("matrix") or [], strict=False)]
-                atomic_write(sub / "confusion_matrix.csv", csv_lines(lines))
-                files["confusion_matrix_csv"] = f"{name}/confusion_matrix.csv"
-        plot_files = []
-        for p in plots.get(suite_id, []):
-            atomic_write(sub / "plots" / f"{p.name}.svg", p.svg)
-            atomic_write(sub / "plots" / f"{p.name}.png", p.png)
-            plot_files += [f"{name}/plots/{p.name}.svg", f"{name}/plots/{p.name}.png"]
-        if plot_files:
-            files["plots"] = plot_files
-        if s.get("generated_path"):
-            files["generated"] = s["generated_path"]
-        manifest["suites"].append(
-            {
-                **_task_source(s.get("task")),
-                "suite": suite_id,
-                "name": s.get("name"),
-                "task": s.get("task"),
-                "suite_path": str(config.rootpath / suite_id),
-                "folder": name,
-                "cases": (s.get("cases") or {}).get("total", 0),
-                "passed": s.get("passed"),
-                "partial": bool(s.get("partial")),
-                "files": files,
-            }
-        )
+        # One suite's folder failing (a full disk, a name the system refuses) leaves
+        # the other suites' folders and the run's own files written.
+        with writing(config, "run folder", sub):
+            files: dict[str, Any] = {}
+            config_data = s.get("config")
+            if config_data is not None:
+                header = f"# effective configuration of {suite_id} (after command-line overrides)\n"
+                atomic_write(sub / "config.yaml", header + yaml.safe_dump(config_data, sort_keys=False, allow_unicode=True))
+                atomic_write(sub / "config.json", strictjson.dumps(config_data, indent=2, ensure_ascii=False) + "\n")
+                files["config"] = f"{name}/config.yaml"
+            header_cols, rows = case_rows(by_suite.get(suite_id, []))
+            atomic_write(sub / "results.csv", csv_text(header_cols, rows))
+            atomic_write(sub / "aggregate.csv", csv_text(AGGREGATE_COLUMNS, aggregate_rows(s)))
+            atomic_write(sub / "gates.csv", csv_text(GATE_COLUMNS, s.get("gates") or []))
+            files.update(results_csv=f"{name}/results.csv", aggregate_csv=f"{name}/aggregate.csv", gates_csv=f"{name}/gates.csv")
+            # Families add their own files beside ours (GOV.UK's CSV shapes, for example).
+            for extra in config.hook.pytest_evals_suite_folder(
+                config=config, folder=sub, suite=s, results=by_suite.get(suite_id, [])
+            ):
+                files.update(extra or {})
+            tables = s.get("tables") or {}
+            if tables:
+                atomic_write(sub / "tables.json", strictjson.dumps(tables, indent=2, ensure_ascii=False, default=str) + "\n")
+                files["tables"] = f"{name}/tables.json"
+                cm = tables.get("confusion_matrix")
+                if isinstance(cm, Mapping) and cm.get("labels"):
+                    labels = [str(x) for x in cm["labels"]]
+                    lines = [[f"{cm.get('rows', 'expected')}\\{cm.get('columns', 'actual')}", *labels]]
+                    lines += [[label, *row] for label, row in zip(labels, cm.get("matrix") or [], strict=False)]
+                    atomic_write(sub / "confusion_matrix.csv", csv_lines(lines))
+                    files["confusion_matrix_csv"] = f"{name}/confusion_matrix.csv"
+            plot_files = []
+            for p in plots.get(suite_id, []):
+                atomic_write(sub / "plots" / f"{p.name}.svg", p.svg)
+                atomic_write(sub / "plots" / f"{p.name}.png", p.png)
+                plot_files += [f"{name}/plots/{p.name}.svg", f"{name}/plots/{p.name}.png"]
+            if plot_files:
+                files["plots"] = plot_files
+            if s.get("generated_path"):
+                files["generated"] = s["generated_path"]
+            manifest["suites"].append(
+                {
+                    **_task_source(s.get("task")),
+                    "suite": suite_id,
+                    "name": s.get("name"),
+                    "task": s.get("task"),
+                    "suite_path": str(config.rootpath / suite_id),
+                    "folder": name,
+                    "cases": (s.get("cases") or {}).get("total", 0),
+                    "passed": s.get("passed"),
+                    "partial": bool(s.get("partial")),
+                    "files": files,
+                }
+            )
     order = {str(s.get("suite")): i for i, s in enumerate(suites)}
-    manifest["cases"] = write_results_jsonl(report, folder / "results.jsonl", order)
-    atomic_write(folder / "summary.json", strictjson.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-    atomic_write(folder / "manifest.json", strictjson.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    with writing(config, "run folder", folder / "results.jsonl"):
+        manifest["cases"] = write_results_jsonl(report, folder / "results.jsonl", order)
+    with writing(config, "run folder", folder / "summary.json"):
+        atomic_write(folder / "summary.json", strictjson.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+    with writing(config, "run folder", folder / "manifest.json"):
+        atomic_write(folder / "manifest.json", strictjson.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return {"folder": str(folder), **manifest}

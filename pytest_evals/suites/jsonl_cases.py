@@ -78,6 +78,15 @@ def check_regular_file(path: Path) -> None:
         raise CaseInputError(f"{shown}: is {kind}; input_path must be a regular JSONL file")
 
 
+def check_input_file(path: Path, suite_file: Path, field: str = "input_path") -> None:
+    """:func:`check_regular_file` for the file a suite's ``field`` names: the error
+    names the suite file and the field too (a folder or a device is the suite's ERROR)."""
+    try:
+        check_regular_file(path)
+    except CaseInputError as exc:
+        raise CaseInputError(f"{suite_file}: field {field!r}: {exc}") from None
+
+
 class OversizedLine(bytes):
     """The first bytes of a line longer than the limit (the rest is never held)."""
 
@@ -131,7 +140,9 @@ def display_path(path: Path | str) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):
+        # Outside the working directory, or a path resolve() refuses (a symlink loop
+        # is a RuntimeError before Python 3.13): shown as given.
         return str(path)
 
 

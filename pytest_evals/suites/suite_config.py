@@ -19,7 +19,10 @@ from typing import Any, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_evals.hardening.input_limits import max_depth
 from pytest_evals.model.errors import SuiteConfigError
+from pytest_evals.suites import suite_paths
+from pytest_evals.suites.value_depth import too_deep_field
 
 
 class MetricSpec(BaseModel):
@@ -76,21 +79,22 @@ class Suite:
         """A relative path is looked for next to the suite file, then under the rootdir
         (GOV.UK Chat's configs say ``input_path: data/x.jsonl`` from the repository root).
 
-        When neither exists the suite-relative path is returned; :func:`missing_path`
-        names both places in the error.
+        When neither exists the suite-relative path is returned; :meth:`tried` names both
+        places for the error. A path no file can have (a symlink loop, a name too long, ``~nouser``) is a
+        :class:`SuiteConfigError` naming this file and the field (suite_paths.py).
         """
-        p = Path(relative).expanduser()
-        if p.is_absolute():
-            return p
-        beside = self.path.parent / p
-        if beside.exists() or self.rootdir is None:
-            return beside
-        under_root = self.rootdir / p
-        return under_root if under_root.exists() else beside
+        p = suite_paths.expand(relative, self.path, self.raw)
+        chosen = p
+        if not p.is_absolute():
+            chosen = beside = self.path.parent / p
+            if not suite_paths.exists(beside) and self.rootdir is not None:
+                under_root = self.rootdir / p
+                chosen = under_root if suite_paths.exists(under_root) else beside
+        return suite_paths.check_usable(chosen, relative, self.path, self.raw)
 
     def tried(self, relative: str | Path) -> list[Path]:
         """Every place :meth:`resolve` looks for a relative path, in order."""
-        p = Path(relative).expanduser()
+        p = suite_paths.expand(relative, self.path, self.raw)
         if p.is_absolute():
             return [p]
         places = [self.path.parent / p]
@@ -165,6 +169,9 @@ def suite_name(path: Path, raw: Mapping[str, Any]) -> str:
 
 #: A suite file is a few kilobytes; anything far larger is a mistake or an attack.
 MAX_SUITE_BYTES = 4 * 2**20
+#: Whatever ``evals_max_json_depth`` allows: pydantic serializes at most 254 levels below
+#: a model, and the suite's configuration is serialized inside the run summary.
+MAX_SUITE_DEPTH = 200
 #: Nodes of the document with every alias expanded: what validation and the reports
 #: walk. A "billion laughs" file is a few hundred bytes that expand to ~10^9 nodes.
 MAX_SUITE_NODES = 200_000
@@ -428,6 +435,11 @@ def load_suite(
         if used is not None:
             # by identity: override values may be unhashable lists
             used.add(id(ov))
+    limit = min(max_depth(), MAX_SUITE_DEPTH)
+    deep = too_deep_field(raw, limit)
+    if deep is not None:
+        source = "ini evals_max_json_depth" if limit == max_depth() else "the most a suite's values may nest"
+        raise SuiteConfigError(f"{path}: field {deep[0]!r}: nested {deep[1]} levels deep, over the limit of {limit} ({source})")
     problems = strict_scalar_problems(raw, config_model)
     try:
         config = config_model.model_validate(raw)

@@ -78,7 +78,7 @@ class Task(Generic[CaseT]):
     # -- collection -------------------------------------------------------------
     def case_refs(self) -> Iterator[CaseRef]:
         """Default: one case per line of the suite's JSONL ``input_path``."""
-        from pytest_evals.suites.jsonl_cases import jsonl_refs
+        from pytest_evals.suites.jsonl_cases import check_input_file, jsonl_refs
 
         if not self.config.input_path:
             raise CaseInputError(f"{self.suite.path}: field 'input_path' is required for task {self.name!r}")
@@ -89,6 +89,7 @@ class Task(Generic[CaseT]):
             places = " and ".join(str(p) for p in self.suite.tried(self.config.input_path))
             raise CaseInputError(f"{display_path(path)}: input file not found (input_path "
                                  f"{self.config.input_path!r} of {self.suite.path.name}; looked in {places})")
+        check_input_file(path, self.suite.path)
         yield from jsonl_refs(path)
 
     def read_case(self, ref: CaseRef) -> Any:

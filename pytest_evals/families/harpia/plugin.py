@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import names_artifact
 from pytest_evals.families.harpia.option_aliases import (
     RenamedIni,
     RenamedOption,
@@ -94,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # tryfirst: the result folder's copy of the summary names these files too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
+@names_artifact("HarpIA output and log")
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     output = config.getoption(OUTPUT.dest, None)
     log = config.getoption(LOG.dest, None)

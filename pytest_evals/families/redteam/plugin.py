@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.controller.artifact_writers import names_artifact
 from pytest_evals.families.redteam.writer import TASK, StoreRecord, StoreWritten
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 # tryfirst: the run folder's copy of the summary names the store too.
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
+@names_artifact("red-team run store")
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     baselines = config.stash.get(_BASELINES, [])
     # Reading every case's details back costs a pass over the spool: only for red-team runs.
