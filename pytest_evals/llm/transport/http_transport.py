@@ -74,8 +74,13 @@ def completion_from_json(data: Any, requested_model: str) -> Completion:
         model=str(data.get("model") or requested_model),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
-        finish_reason=choices[0].get("finish_reason"),
+        finish_reason=_text_or_none(choices[0].get("finish_reason")),
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A finish reason as text: whatever a server puts there is stored and shown."""
+    return None if value is None else str(value)
 
 
 def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
@@ -92,7 +97,7 @@ def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
             model=str(getattr(obj, "model", None) or requested_model),
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason=_text_or_none(getattr(choice, "finish_reason", None)),
         )
     except (AttributeError, IndexError, TypeError, KeyError, ValueError) as exc:
         raise malformed(f"{type(exc).__name__}: {exc}") from None
