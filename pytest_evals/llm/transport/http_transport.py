@@ -14,6 +14,7 @@ the same JSON with aiohttp directly, at about a third of the SDK's CPU per reque
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from dataclasses import dataclass
@@ -170,6 +171,21 @@ def _capped_stream_class() -> type:
     return CappedStream
 
 
+def _capped_decoded(aiter_bytes: Any, limit: int) -> Any:
+    """``response.aiter_bytes`` raising BodyTooLarge past ``limit`` decoded bytes."""
+
+    async def capped(chunk_size: int | None = None) -> Any:
+        size = 0
+        async with contextlib.aclosing(aiter_bytes(chunk_size)) as parts:
+            async for part in parts:
+                size += len(part)
+                if size > limit:
+                    raise BodyTooLarge(limit)
+                yield part
+
+    return capped
+
+
 def error_message(raw: bytes) -> str:
     """The server's own error message when the body is an OpenAI-style error, else a snippet."""
     try:
@@ -291,6 +307,10 @@ class OpenAITransport:
         # Runs before the SDK reads the body, for answers and error bodies alike.
         check_length(response.headers, self._max_body)
         response.stream = _capped_stream_class()(response.stream, self._max_body)
+        # The stream is the body as sent; httpx decodes a compressed one after it, in
+        # response.aiter_bytes (which every read of the SDK goes through), and 1 MB of
+        # gzip decodes to 1 GB: the decoded body is capped there, at the same size.
+        response.aiter_bytes = _capped_decoded(response.aiter_bytes, self._max_body)
 
     async def aclose(self) -> None:
         await self._client.close()
