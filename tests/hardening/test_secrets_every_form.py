@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, unquote_plus
 
