@@ -5,8 +5,9 @@ value of a configured header after ``${VAR}`` expansion) and from then on every 
 that leaves the process passes through :func:`redact`: test reports (terminal, JUnit,
 HTML), result files, the JSON summary, log records and answers stored in the cache.
 Besides the clear value the layer masks the forms it travels in: percent-encoded in
-URLs, base64 (with and without padding, standard and URL-safe alphabets) and the
-``user:password`` pair of HTTP Basic auth.
+URLs (either case of hex digits, and a URL password as it was typed), escaped in a JSON
+string, base64 in both alphabets, padded or not, alone or inside a longer encoded text
+(``Bearer <key>``, the ``user:password`` pair of HTTP Basic auth) at any byte alignment.
 
 The registry is per process. xdist workers register the same secrets from the same
 configuration, and since a worker redacts its reports before sending them, the
