@@ -5,8 +5,9 @@ value of a configured header after ``${VAR}`` expansion) and from then on every 
 that leaves the process passes through :func:`redact`: test reports (terminal, JUnit,
 HTML), result files, the JSON summary, log records and answers stored in the cache.
 Besides the clear value the layer masks the forms it travels in: percent-encoded in
-URLs, base64 (with and without padding, standard and URL-safe alphabets) and the
-``user:password`` pair of HTTP Basic auth.
+URLs (either case of hex digits, and a URL password as it was typed), escaped in a JSON
+string, base64 in both alphabets, padded or not, alone or inside a longer encoded text
+(``Bearer <key>``, the ``user:password`` pair of HTTP Basic auth) at any byte alignment.
 
 The registry is per process. xdist workers register the same secrets from the same
 configuration, and since a worker redacts its reports before sending them, the
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import logging
 import re
 import threading
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 MASK = "***"
 #: Shorter values would mask ordinary words; they are no protection as secrets anyway.
@@ -36,15 +38,54 @@ _SURROGATES = "[\ud800-\udfff]"
 _form_list: tuple[str, ...] = ()
 
 
+_PERCENT_HEX = re.compile("%[0-9A-F]{2}")
+
+
+def _base64_forms(raw: bytes) -> set[str]:
+    """What base64 of ``raw`` looks like wherever it sits in a longer encoded text.
+
+    Inside a longer blob (``Bearer <key>``, ``user:password``, a JSON document) the value
+    starts at any of three byte alignments, and the characters that mix its first or
+    last bits with its neighbours' differ with them. The characters made of the value's
+    bits alone do not: that core, per alignment and alphabet, is in every encoding of a
+    text holding the value, padded or not. The whole encoding of the value alone (with
+    and without padding) is masked too, so nothing of it is left around the mask.
+    """
+    forms: set[str] = set()
+    for shift in range(3):
+        data = bytes(shift) + raw
+        first = -(-8 * shift // 6)  # the first character without a neighbour's bits
+        end = 8 * len(data) // 6  # past the last character made of whole value bits
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(data).decode("ascii")
+            forms.add(text[first:end])
+            if shift == 0:
+                forms.update((text, text.rstrip("=")))
+    return forms
+
+
 def _encodings(value: str) -> set[str]:
-    raw = value.encode("utf-8")
-    forms = {value, quote(value, safe=""), quote(value, safe=":@")}
-    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
-        text = encoded.decode("ascii")
-        forms.add(text)
-        # Without padding, and as the leading part of a longer base64 blob.
-        forms.add(text.rstrip("="))
+    forms = {value}
+    # Percent-encoded as URLs, forms and query strings carry it, in either case of hex.
+    for encoded in {quote(value, safe=""), quote(value, safe=":@"), quote(value), quote_plus(value)}:
+        forms.add(encoded)
+        forms.add(_PERCENT_HEX.sub(lambda m: m.group(0).lower(), encoded))
+    # As a JSON string holds it (a raw JSON document: a batch file before it is parsed).
+    for ascii_only in (True, False):
+        forms.add(json.dumps(value, ensure_ascii=ascii_only)[1:-1])
+    forms |= _base64_forms(value.encode("utf-8", "surrogatepass"))
     return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+
+
+def _detection_forms(forms: set[str]) -> tuple[str, ...]:
+    """The forms that hold no other form: a text holding any form holds one of them, so
+    the quick check (:func:`contains_secret`) need not look for the rest."""
+    ordered = sorted(forms, key=len)
+    kept: list[str] = []
+    for form in ordered:
+        if not any(shorter in form for shorter in kept):
+            kept.append(form)
+    return tuple(kept)
 
 
 def register(value: str | None) -> None:
@@ -61,7 +102,7 @@ def register(value: str | None) -> None:
         ordered = sorted(_forms, key=len, reverse=True)
         alternatives = "|".join(re.escape(f) for f in ordered)
         _pattern = re.compile(alternatives)
-        _form_list = tuple(ordered)
+        _form_list = _detection_forms(_forms)
 
 
 def register_userinfo(user: str, password: str) -> None:
@@ -79,7 +120,10 @@ def register_header_value(value: str) -> None:
         register(credential.strip())
         if scheme.lower() == "basic":
             with contextlib.suppress(ValueError, UnicodeDecodeError):
-                register(base64.b64decode(credential.strip(), validate=True).decode("utf-8"))
+                pair = base64.b64decode(credential.strip(), validate=True).decode("utf-8")
+                register(pair)
+                # The password alone, as a process that only got the header knows it.
+                register(pair.partition(":")[2])
 
 
 def register_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
@@ -170,14 +214,31 @@ def scrub_obj(value: Any) -> Any:
 
 
 def _scrub_obj(value: Any) -> Any:
+    return _map_strings(value, scrub)
+
+
+def redact_obj(value: Any) -> Any:
+    """``value`` with secrets masked in every string inside it (keys too), and nothing
+    else changed (lone surrogates stay): for data kept to be used again, like cached
+    answers, which must read back as they were asked."""
+    if _pattern is None:
+        return value
+    parts: list[str] = []
+    _strings(value, parts)
+    if not parts or not contains_secret("\x00".join(parts)):
+        return value
+    return _map_strings(value, redact)
+
+
+def _map_strings(value: Any, fn: Any) -> Any:
     if isinstance(value, str):
-        return scrub(value)
+        return fn(value)
     if isinstance(value, dict):
-        return {_scrub_obj(k): _scrub_obj(v) for k, v in value.items()}
+        return {_map_strings(k, fn): _map_strings(v, fn) for k, v in value.items()}
     if isinstance(value, list):
-        return [_scrub_obj(v) for v in value]
+        return [_map_strings(v, fn) for v in value]
     if isinstance(value, tuple):
-        return tuple(_scrub_obj(v) for v in value)
+        return tuple(_map_strings(v, fn) for v in value)
     return value
 
 

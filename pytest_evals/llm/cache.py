@@ -22,6 +22,10 @@ same class, on the same directory: see ``pytest_evals.llm.transport.helper_cache
 they cost this process one pipe frame each. Reads are cheap and done inline. Any read
 error is a miss; any write error is logged and the run continues without caching that
 answer.
+
+Entries are data, never code: tagged JSON in the database row, and anything else found
+there (a pickle above all) is a miss, never loaded (see cache_format.py). Every string
+of an answer passes the redaction layer before it is stored, whoever stores it.
 """
 
 from __future__ import annotations
@@ -42,12 +46,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from pytest_evals.hardening import redaction
+from pytest_evals.llm.cache_format import FORMAT_VERSION, IN_ROW, data_disk, settings_problem
+
 if TYPE_CHECKING:
     import diskcache
 
 log = logging.getLogger("pytest_evals.llm")
 
-VALUE_VERSION = 1
+#: The ``v`` of every answer: the data format's version (older answers are misses).
+VALUE_VERSION = FORMAT_VERSION
 _HOST = socket.gethostname()
 #: Distinguishes this process from an earlier one that had the same pid.
 _PROCESS_TOKEN = uuid.uuid4().hex[:12]
@@ -159,7 +167,17 @@ def claim_of(value: Any) -> Claim | None:
 
 
 def is_answer(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("v") == VALUE_VERSION
+    """An answer of this version with every field a reply is built from, well typed (an
+    entry someone else wrote is checked like any input)."""
+    return (
+        isinstance(value, dict)
+        and value.get("v") == VALUE_VERSION
+        and isinstance(value.get("text"), str)
+        and isinstance(value.get("model"), str)
+        and type(value.get("prompt_tokens")) is int
+        and type(value.get("completion_tokens")) is int
+        and isinstance(value.get("finish_reason"), (str, type(None)))
+    )
 
 
 class ResponseCache:
@@ -190,11 +208,27 @@ class ResponseCache:
 
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "default"
         path = self.root / safe
+        refused = settings_problem(path)
+        if refused is not None:
+            note_problem(
+                f"response cache {path} is not opened ({refused}): every request goes to "
+                "the endpoint and nothing is saved"
+            )
+            return None
         try:
             # Never evict: every entry is an answer somebody paid for. No culling on
             # writes either (it costs queries per write); claims are deleted explicitly.
+            # Every setting that changes how entries are read is given here, so the
+            # folder's own Settings table cannot change it.
             return diskcache.Cache(
-                str(path), eviction_policy="none", size_limit=2**62, cull_limit=0
+                str(path),
+                disk=data_disk(note_problem),
+                eviction_policy="none",
+                size_limit=2**62,
+                cull_limit=0,
+                statistics=0,
+                tag_index=0,
+                disk_min_file_size=IN_ROW,
             )
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
@@ -282,7 +316,13 @@ class ResponseCache:
         cache = self.namespace(namespace)
         if cache is None or isinstance(cache, ReadOnlyCache):
             return
-        stored = {**value, "v": VALUE_VERSION, "run": self.run_id, "created": time.time()}
+        # Here as well as in the client: batch mode stores answers it read from files.
+        stored = {
+            **redaction.redact_obj(value),
+            "v": VALUE_VERSION,
+            "run": self.run_id,
+            "created": time.time(),
+        }
         await self._batcher().submit("store", namespace, key, stored)
 
     def release(self, namespace: str, key: str) -> None:
@@ -391,10 +431,8 @@ class ReadOnlyCache:
     user's cache): answers found are still used, without locks or schema changes."""
 
     def __init__(self, connection: Any, directory: Path) -> None:
-        import diskcache
-
         self._db = connection
-        self._disk = diskcache.Disk(str(directory))
+        self._disk = data_disk(note_problem)(str(directory))
         self._lock = threading.Lock()
 
     @classmethod

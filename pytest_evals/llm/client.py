@@ -161,6 +161,20 @@ def make_transport(
     return OpenAITransport(settings)
 
 
+def _masked(completion: Completion) -> Completion:
+    """A reply that echoes a secret (in its text, model or finish reason) is stored and
+    shown masked: the cache and the reports are files like any other."""
+    fields = (completion.text, completion.model, completion.finish_reason)
+    if not redact.active() or not redact.dirty(fields):
+        return completion
+    return dataclasses.replace(
+        completion,
+        text=redact.redact(completion.text),
+        model=redact.redact(completion.model),
+        finish_reason=redact.redact_obj(completion.finish_reason),
+    )
+
+
 class LLMClient:
     """Cached, concurrency-limited, retrying client for one OpenAI-compatible endpoint."""
 
@@ -367,12 +381,12 @@ class LLMClient:
         return ChatResponse(
             # Answers stored before a secret was known to this layer are masked on the way out.
             text=redact.redact(value["text"]),
-            model=value["model"],
+            model=redact.redact(value["model"]),
             prompt_tokens=value["prompt_tokens"],
             completion_tokens=value["completion_tokens"],
             cached=True,
             cost=cost,
-            finish_reason=value.get("finish_reason"),
+            finish_reason=redact.redact_obj(value.get("finish_reason")),
             key=key,
             namespace=namespace,
         )
@@ -436,10 +450,7 @@ class LLMClient:
         self.stats.cache_misses += 1
         try:
             completion = await self._request(state, body)
-            if redact.contains_secret(completion.text):
-                # A reply that echoes a key is stored and shown masked: the cache and the
-                # reports are files like any other.
-                completion = dataclasses.replace(completion, text=redact.redact(completion.text))
+            completion = _masked(completion)
             cost = cost_of(
                 completion.model,
                 completion.prompt_tokens,

@@ -90,6 +90,10 @@ class LLMSettings:
         userinfo = split_userinfo(self.configured_base_url or "")[1]
         if userinfo is not None:
             redact.register_userinfo(*userinfo)
+            # As typed in the URL too: its percent-encoding may mix upper- and lower-case
+            # hex, which no encoding of the password reproduces.
+            raw = urlsplit(self.configured_base_url or "").netloc.rpartition("@")[0]
+            redact.register(raw.partition(":")[2])
 
     @property
     def base_url(self) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_evals.hardening import redaction
 from pytest_evals.model.case_result import REPORT_ATTR
 from pytest_evals.model.errors import ErrorKind
 from pytest_evals.output.html_templating import macros
@@ -268,6 +269,8 @@ class HtmlReport:
         run = self.state.run_summary()
         section = ""
         if run is not None:
+            # Scrubbed like every file's JSON is when written (a suite's `what` may quote a key).
+            run = redaction.scrub_obj(run)
             report_dir = self.state.report_dir
             section = run_section(
                 run,

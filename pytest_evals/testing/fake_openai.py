@@ -268,7 +268,8 @@ _MALFORMED: tuple[tuple[str, str], ...] = (
 class FakeOpenAIApp:
     """The aiohttp application; :class:`FakeOpenAI` and the CLI both serve it."""
 
-    #: How a chat completion's JSON is shaped (the batch store builds its output lines with it).
+    #: How a chat completion's JSON is shaped, live and in batch output lines (a test may
+    #: replace it on an instance to shape every reply).
     completion_body = staticmethod(_completion_body)
 
     def __init__(self, config: ServerConfig | None = None) -> None:
@@ -398,7 +399,7 @@ class FakeOpenAIApp:
             state.answered += 1
             entry["reply"] = reply[:200]
             self._record(entry, "ok")
-            return web.json_response(_completion_body(payload, reply, n))
+            return web.json_response(self.completion_body(payload, reply, n))
         finally:
             state.in_flight -= 1
 

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.hardening import redaction
+
 FOLDER = "_batches"
 PENDING = ("uploading", "submitting", "submitted")
 
@@ -36,7 +38,9 @@ def folder(cache_dir: Path) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Atomic: a reader (another worker, a killed run's successor) sees old or new, never half."""
+    """Atomic: a reader (another worker, a killed run's successor) sees old or new, never half.
+    Secrets masked: a provider's status or error may quote a key."""
+    data = redaction.scrub_obj(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:

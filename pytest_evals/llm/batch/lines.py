@@ -6,18 +6,21 @@ written to disk as they are gathered (35,000 prompts are too many to hold) and s
 into several input files when one would pass the provider's per-batch limits.
 
 Output and error files: ``{"custom_id", "response": {"status_code", "body"}, "error"}``;
-a 200 body is a chat.completion read exactly as the live transport reads one.
+a 200 body is a chat.completion read exactly as the live transport reads one. They are
+written to disk with every secret masked (:func:`masked_lines`: a reply may echo the
+key), and what is read from them is masked again on its way to the cache and reports.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 # OpenAI's limits per batch input file (defined with the options, which show them).
+from pytest_evals.hardening import redaction
 from pytest_evals.llm.batch.batch_options import MAX_BYTES as MAX_BYTES
 from pytest_evals.llm.batch.batch_options import MAX_LINES as MAX_LINES
 from pytest_evals.llm.retry import AttemptError
@@ -133,6 +136,32 @@ def read_results(path: Path, requested_model: str = "unknown") -> Iterator[LineR
             yield parse_line(key, line, requested_model)
 
 
+def masked_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a downloaded file (chunks split anywhere), each with every secret
+    form masked, newline included. The forms include their JSON-escaped spelling, so a
+    masked line is still the JSON it was."""
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        end = pending.rfind(b"\n")
+        if end < 0:
+            continue
+        whole = bytes(pending[: end + 1])
+        del pending[: end + 1]
+        yield from (_masked(line) for line in whole.splitlines(keepends=True))
+    if pending:
+        yield _masked(bytes(pending))
+
+
+def _masked(line: bytes) -> bytes:
+    if not redaction.active():
+        return line
+    text = line.decode("utf-8", "surrogateescape")
+    if not redaction.contains_secret(text):
+        return line
+    return redaction.redact(text).encode("utf-8", "surrogateescape")
+
+
 def parse_line(key: str, line: Mapping[str, Any], requested_model: str) -> LineResult:
     error = line.get("error")
     response = line.get("response") or {}
@@ -142,8 +171,10 @@ def parse_line(key: str, line: Mapping[str, Any], requested_model: str) -> LineR
         detail = error or (body.get("error") if isinstance(body, Mapping) else body)
         if isinstance(detail, Mapping):
             detail = detail.get("message") or json.dumps(detail)
-        return LineResult(key, None, f"batch line failed (HTTP {status}): {detail}")
+        return LineResult(key, None, redaction.redact(f"batch line failed (HTTP {status}): {detail}"))
     try:
-        return LineResult(key, completion_from_json(body, requested_model))
+        c = completion_from_json(body, requested_model)
     except AttemptError as exc:
-        return LineResult(key, None, f"batch line unusable: {exc.cause}")
+        return LineResult(key, None, redaction.redact(f"batch line unusable: {exc.cause}"))
+    # A reply that echoes a secret (text, model, finish reason) is kept masked, as live.
+    return LineResult(key, Completion(*redaction.redact_obj([c.text, c.model, c.prompt_tokens, c.completion_tokens, c.finish_reason])))

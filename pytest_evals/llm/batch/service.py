@@ -77,10 +77,13 @@ class BatchService:
         return None
 
     def download(self, file_id: str, dest: Path) -> Path:
-        """Stream a file to disk (an output file can be hundreds of MB)."""
+        """Stream a file to disk (an output file can be hundreds of MB), every secret
+        masked on the way: replies may echo a key, and the file sits in the cache folder."""
+        from pytest_evals.llm.batch.lines import masked_lines
+
         try:
-            with self._sdk.files.with_streaming_response.content(file_id) as response:
-                response.stream_to_file(dest)
+            with self._sdk.files.with_streaming_response.content(file_id) as response, dest.open("wb") as fh:
+                fh.writelines(masked_lines(response.iter_bytes()))
         except Exception as exc:
             raise self._fail(f"downloading {file_id}", exc) from None
         return dest

@@ -14,6 +14,7 @@ the same JSON with aiohttp directly, at about a third of the SDK's CPU per reque
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from dataclasses import dataclass
@@ -74,8 +75,13 @@ def completion_from_json(data: Any, requested_model: str) -> Completion:
         model=str(data.get("model") or requested_model),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
-        finish_reason=choices[0].get("finish_reason"),
+        finish_reason=_text_or_none(choices[0].get("finish_reason")),
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A finish reason as text: whatever a server puts there is stored and shown."""
+    return None if value is None else str(value)
 
 
 def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
@@ -92,7 +98,7 @@ def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
             model=str(getattr(obj, "model", None) or requested_model),
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason=_text_or_none(getattr(choice, "finish_reason", None)),
         )
     except (AttributeError, IndexError, TypeError, KeyError, ValueError) as exc:
         raise malformed(f"{type(exc).__name__}: {exc}") from None
@@ -163,6 +169,21 @@ def _capped_stream_class() -> type:
             await self._stream.aclose()
 
     return CappedStream
+
+
+def _capped_decoded(aiter_bytes: Any, limit: int) -> Any:
+    """``response.aiter_bytes`` raising BodyTooLarge past ``limit`` decoded bytes."""
+
+    async def capped(chunk_size: int | None = None) -> Any:
+        size = 0
+        async with contextlib.aclosing(aiter_bytes(chunk_size)) as parts:
+            async for part in parts:
+                size += len(part)
+                if size > limit:
+                    raise BodyTooLarge(limit)
+                yield part
+
+    return capped
 
 
 def error_message(raw: bytes) -> str:
@@ -286,6 +307,10 @@ class OpenAITransport:
         # Runs before the SDK reads the body, for answers and error bodies alike.
         check_length(response.headers, self._max_body)
         response.stream = _capped_stream_class()(response.stream, self._max_body)
+        # The stream is the body as sent; httpx decodes a compressed one after it, in
+        # response.aiter_bytes (which every read of the SDK goes through), and 1 MB of
+        # gzip decodes to 1 GB: the decoded body is capped there, at the same size.
+        response.aiter_bytes = _capped_decoded(response.aiter_bytes, self._max_body)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -296,6 +296,11 @@ async def _serve() -> None:
     if first is None or first[0] != SETUP:
         return
     setup = loads(first[2])
+    if setup["authorization"]:
+        # This process stores answers too (the cache's writes): it masks what it knows.
+        from pytest_evals.hardening import redaction
+
+        redaction.register_header_value(setup["authorization"])
     http = AiohttpTransport.__new__(AiohttpTransport)
     http.setup(setup["base_url"], setup["authorization"], setup["concurrency"], setup["max_body"])
     cache = CacheApplier(setup["cache"]) if setup.get("cache") else None
