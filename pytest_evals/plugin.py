@@ -40,6 +40,7 @@ pytest_plugins = [
     "pytest_evals.controller.progress",
     "pytest_evals.reports.report_plugin",
     "pytest_evals.hardening.report_guard",
+    "pytest_evals.hardening.termination",  # SIGTERM ends a run as Ctrl-C does
     "pytest_evals.regression.regression_plugin",
 ]
 
