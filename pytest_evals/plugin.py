@@ -39,8 +39,7 @@ pytest_plugins = [
     "pytest_evals.worker.batch_plugin",
     "pytest_evals.controller.progress",
     "pytest_evals.reports.report_plugin",
-    "pytest_evals.hardening.report_guard",
-    "pytest_evals.hardening.termination",  # SIGTERM ends a run as Ctrl-C does
+    "pytest_evals.hardening.report_guard", "pytest_evals.hardening.termination",  # (SIGTERM as Ctrl-C)
     "pytest_evals.regression.regression_plugin",
 ]
 
