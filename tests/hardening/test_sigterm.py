@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,8 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: int, extra: list[str],
-               workers: int) -> tuple[int, list[int], Path]:
-    _build(pytester.path)
+               workers: int, build: Callable[[Path], None] = _build) -> tuple[int, list[int], Path]:
+    build(pytester.path)
     systmp = pytester.path / "systmp"
     systmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(systmp))
@@ -193,3 +194,43 @@ def test_a_normal_run_leaves_no_spool(pytester: pytest.Pytester, monkeypatch: py
     summary = json.loads((run_folder / "summary.json").read_text(encoding="utf-8"))
     assert summary["interrupted"] is None
     assert _leftovers(pytester.path) == []
+
+
+COMMAND = """
+import os, pathlib, subprocess, sys
+
+case = sys.stdin.read()
+if "slow" in case:
+    folder = pathlib.Path("started")
+    folder.mkdir(exist_ok=True)
+    child = subprocess.Popen(["sleep", "300"])  # a child of the command: same process group
+    (folder / str(child.pid)).touch()
+    child.wait()
+print('{"actual_outcome": true}')
+"""
+
+
+def _build_command(root: Path) -> None:
+    (root / "command.py").write_text(COMMAND, encoding="utf-8")
+    rows = [jb(True, None, case_id=f"c{i}", question=q) for i, q in enumerate(QUESTIONS)]
+    write_jsonl(root, "data/q.jsonl", rows)
+    write_suite(root, "slow.eval.yaml", task="jailbreak_guardrails", generate=True, input_path="data/q.jsonl",
+                target={"command": [sys.executable, "command.py"], "timeout": 600})
+    write_jsonl(root, "data/saved.jsonl", [jb(True, True, case_id="a"), jb(False, False, case_id="b")])
+    write_suite(root, "saved.eval.yaml", task="jailbreak_guardrails", input_path="data/saved.jsonl")
+
+
+def test_sigterm_under_xdist_leaves_no_command_target_behind(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers stop their cases: the command targets' process groups (a child the
+    command started included) are killed, not left running after pytest."""
+    status, pids, systmp = _interrupt(pytester, monkeypatch, signal.SIGTERM, ["-n", "2"], workers=2,
+                                      build=_build_command)
+    assert status == pytest.ExitCode.INTERRUPTED
+    _check_artifacts(pytester.path, "SIGTERM")
+    assert _leftovers(systmp) == []
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert pids and not [pid for pid in pids if _alive(pid)]
