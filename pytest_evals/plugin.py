@@ -37,9 +37,9 @@ pytest_plugins = [
     "pytest_evals.llm.llm_plugin",
     # batch mode: its options, the batch phase before the item loop, its summary
     "pytest_evals.worker.batch_plugin",
-    "pytest_evals.controller.progress",
+    "pytest_evals.controller.progress", "pytest_evals.output.failure_summary",  # (terminal: N failures shown)
     "pytest_evals.reports.report_plugin",
-    "pytest_evals.hardening.report_guard",
+    "pytest_evals.hardening.report_guard", "pytest_evals.hardening.termination",  # (SIGTERM as Ctrl-C)
     "pytest_evals.regression.regression_plugin",
 ]
 

@@ -143,7 +143,7 @@ class Aggregator:
         self._failed = 0
         self._errors = 0
         #: Full results (details included), on disk: the reports keep the light part.
-        self.spool = ResultSpool()
+        self.spool = ResultSpool.for_config(config)
 
     # -- what was collected ---------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
