@@ -76,7 +76,7 @@ def confusion_matrix(
         labels = sorted({e for e, _ in pairs} | {a for _, a in pairs})
     else:
         labels = list(labels)
-        unknown = sorted({e for e, _ in pairs} | {a for _, a in pairs} - set(labels))
+        unknown = sorted(({e for e, _ in pairs} | {a for _, a in pairs}) - set(labels))
         if unknown:
             raise ValueError(f"labels not declared: {unknown}")
     pos = {label: i for i, label in enumerate(labels)}
