@@ -52,7 +52,7 @@ class ClassificationConfig(SuiteConfig):
     labels: list[Any]
     #: The label whose precision, recall and F-scores are reported at the top level (and
     #: what a false positive or negative is); required with two labels.
-    positive_label: Any = None
+    positive_label: Any = Field(default=None, validate_default=True)
     #: Where a case keeps its expected and actual labels, and the text shown with a miss.
     expected_field: str = "expected"
     actual_field: str = "actual"
