@@ -175,7 +175,7 @@ def _regression_run(pytester: pytest.Pytester, wrong: set[int], *args: str) -> t
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
 def test_max_drop_on_generic_metrics(pytester: pytest.Pytester, workers: list[str]) -> None:
-    result, base = _regression_run(pytester, set(), *workers)
+    result, _ = _regression_run(pytester, set(), *workers)
     assert result.ret == 0, result.stdout.str()
     (pytester.path / "base.json").write_text((pytester.path / "reg.json").read_text())
     # The same outputs again: no gate sees a regression.

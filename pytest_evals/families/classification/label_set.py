@@ -25,6 +25,8 @@ Label = str | bool | int
 #: Reply words read as booleans, when the labels are ``true``/``false``.
 _YES = frozenset({"true", "yes", "1", "y"})
 _NO = frozenset({"false", "no", "0", "n"})
+#: Words a YAML 1.1 loader reads as booleans in a suite file.
+_YAML_BOOLEANS = frozenset({"yes", "no", "on", "off", "true", "false", "y", "n"})
 
 
 def show(label: Any) -> str:
@@ -92,11 +94,16 @@ class LabelSet:
             close = [show(x) for x in self.labels if isinstance(x, str) and x.strip().lower() == value.strip().lower()]
             hint = f" (labels are case- and space-sensitive: did you mean {close[0]}?)" if close else ""
             if not close and any(isinstance(x, bool) for x in self.labels):
-                hint = " (the labels are JSON booleans: write true or false without quotes)"
+                hint = " (the labels are JSON booleans: write true or false without quotes"
+                if value.strip().lower() in _YAML_BOOLEANS:
+                    # YAML 1.1 reads yes/no/on/off as booleans: labels: [yes, no] are not text.
+                    hint += f", or quote the labels in the suite (labels: ['{value}', ...]) if they are text"
+                hint += ")"
         elif isinstance(value, bool) and any(isinstance(x, str) and x.lower() == json.dumps(value) for x in self.labels):
             hint = " (the labels are text: quote it)"
         shown = show(value) if isinstance(value, (str, bool, int)) else json.dumps(value, default=str)
-        raise ValueError(f"field {field!r}: {shown} ({kind_of(value)}) is not one of the labels {self.listed()}{hint}")
+        kind = "" if value is None else f" ({kind_of(value)})"
+        raise ValueError(f"field {field!r}: {shown}{kind} is not one of the labels {self.listed()}{hint}")
 
     def from_reply(self, value: Any) -> str:
         """The key of the label a target returned or a model replied, or ValueError."""
