@@ -80,7 +80,7 @@ class ClassificationConfig(SuiteConfig):
             return value  # the labels' own error says why
         found = LabelSet(tuple(labels)).find(value) if value is not None else None
         if value is not None and found is None:
-            raise ValueError(f"{show(value) if isinstance(value, (str, bool, int)) else repr(value)} "
+            raise ValueError(f"{show(value)} "
                              f"({kind_of(value)}) is not one of the labels {LabelSet(tuple(labels)).listed()}")
         if value is None and len(labels) == 2:
             if True in labels and False in labels and all(isinstance(x, bool) for x in labels):

@@ -29,9 +29,18 @@ _NO = frozenset({"false", "no", "0", "n"})
 _YAML_BOOLEANS = frozenset({"yes", "no", "on", "off", "true", "false", "y", "n"})
 
 
+#: Characters of a value a message quotes (a data error must not repeat a megabyte).
+SHOWN_CHARS = 200
+#: Labels a message lists before it says how many more there are.
+LISTED_LABELS = 20
+
+
 def show(label: Any) -> str:
     """A label as messages print it: ``'escalate'``, ``true``, ``3``."""
-    return repr(label) if isinstance(label, str) else json.dumps(label)
+    if isinstance(label, str):
+        return repr(label if len(label) <= SHOWN_CHARS else label[:SHOWN_CHARS] + "...")
+    text = json.dumps(label, default=str)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
 def key_of(label: Label) -> str:
@@ -79,7 +88,9 @@ class LabelSet:
         return [key_of(label) for label in self.labels]
 
     def listed(self) -> str:
-        return ", ".join(show(label) for label in self.labels)
+        shown = ", ".join(show(label) for label in self.labels[:LISTED_LABELS])
+        more = len(self.labels) - LISTED_LABELS
+        return shown + (f" ... ({more} more)" if more > 0 else "")
 
     def find(self, value: Any) -> Label | None:
         return next((label for label in self.labels if _same(label, value)), None)
@@ -101,7 +112,7 @@ class LabelSet:
                 hint += ")"
         elif isinstance(value, bool) and any(isinstance(x, str) and x.lower() == json.dumps(value) for x in self.labels):
             hint = " (the labels are text: quote it)"
-        shown = show(value) if isinstance(value, (str, bool, int)) else json.dumps(value, default=str)
+        shown = show(value)
         kind = "" if value is None else f" ({kind_of(value)})"
         raise ValueError(f"field {field!r}: {shown}{kind} is not one of the labels {self.listed()}{hint}")
 
@@ -111,7 +122,7 @@ class LabelSet:
         if label is not None:
             return key_of(label)
         if not isinstance(value, str):
-            raise ValueError(f"returned {value!r} ({kind_of(value)}), not one of the labels {self.listed()}")
+            raise ValueError(f"returned {show(value)} ({kind_of(value)}), not one of the labels {self.listed()}")
         text = value.strip().strip("`'\"*").strip().rstrip(".!").strip().strip("`'\"*").strip()
         folded = text.casefold()
         for label in self.labels:
@@ -126,8 +137,7 @@ class LabelSet:
                  and re.search(rf"(?<!\w){re.escape(key_of(label).casefold())}(?!\w)", value.casefold())]
         if len(named) == 1:
             return key_of(named[0])
-        shown = value if len(value) <= 200 else value[:200] + "..."
         if named:
-            raise ValueError(f"replied {shown!r}, which names several labels ({', '.join(show(x) for x in named)}); "
+            raise ValueError(f"replied {show(value)}, which names several labels ({', '.join(show(x) for x in named)}); "
                              f"expected one of {self.listed()}")
-        raise ValueError(f"replied {shown!r}, which names none of the labels {self.listed()}")
+        raise ValueError(f"replied {show(value)}, which names none of the labels {self.listed()}")
