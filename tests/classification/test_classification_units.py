@@ -6,7 +6,10 @@ import random
 
 import pytest
 
-from pytest_evals.families.classification.label_aggregates import label_aggregates, label_contribution
+from pytest_evals.families.classification.label_aggregates import (
+    label_aggregates,
+    label_contribution,
+)
 from pytest_evals.families.classification.label_set import LabelSet, declared_problem
 from pytest_evals.model.metric_value import walk
 
