@@ -147,6 +147,10 @@ def test_renamed_fields_missing_name_the_field(pytester: pytest.Pytester) -> Non
         ({"labels": ["a", "b", "c"], "beta": 0}, "field 'beta': Input should be greater than 0"),
         ({"labels": ["a", "b", "c"], "thresholds": {"macro_f1": {"max_drop": 0.02}}},
          "thresholds.macro_f1.max_drop: macro_f1 is an average over classes, not a sum over cases"),
+        ({"labels": ["a", "b"], "positive_label": "a", "thresholds": {"fn": {"max_rise": 2}}},
+         "thresholds.fn.max_rise: fn is a count, which the paired test does not compare"),
+        ({"labels": ["a", "b", "c"], "thresholds": {"baselines": {"majority": {"accuracy": {"max_drop": 0.1}}}}},
+         "thresholds.baselines.majority.accuracy.max_drop: baselines.majority.accuracy scores a classifier"),
         ({}, "field 'labels': Field required"),
     ],
 )

@@ -127,11 +127,16 @@ def label_aggregates(
 
 def regression_problem(metric: str, positive: str | None) -> str | None:
     """Why a regression gate (``max_drop``/``max_rise``) on ``metric`` cannot be paired,
-    or None when it can or the core says why not (an unknown metric, a count)."""
+    or None when it can or the core says why not (a metric the suite does not have)."""
+    instead = ("gate accuracy, " + ("precision, recall, f1, " if positive else "")
+               + "or per_class.<label>.recall (precision, f1, ...) with max_drop instead")
     if metric in AVERAGES and metric != "weighted_recall":
         return (f"{metric} is an average over classes, not a sum over cases, so no paired test compares it with "
-                "a baseline; gate accuracy, " + ("precision, recall, f1, " if positive else "")
-                + "or per_class.<label>.recall (precision, f1, ...) with max_drop instead")
+                f"a baseline; {instead}")
+    if metric in ("tp", "tn", "fp", "fn") or (metric.startswith("per_class.") and metric.endswith(".support")):
+        return f"{metric} is a count, which the paired test does not compare; {instead}"
+    if metric.startswith("baselines."):
+        return f"{metric} scores a classifier that ignores the input, the same in every run; {instead}"
     return None
 
 
