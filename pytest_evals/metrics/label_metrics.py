@@ -36,6 +36,11 @@ def _f_metric(tp: int, fp: int, fn: int, tn: int, beta: float) -> Metric:
     return Metric(value, stats.f_beta_posterior(tp, fp, fn, beta), tp + fp + fn, None, "score")
 
 
+def f_beta_metric(tp: int, fp: int, fn: int, beta: float) -> Metric:
+    """F-beta of one class's counts with its interval (``kind: score``)."""
+    return _f_metric(tp, fp, fn, 0, beta)
+
+
 def binary_metrics(pairs: Sequence[tuple[bool, bool]]) -> MetricTree:
     """(expected, actual) pairs -> accuracy, precision, recall, F1, F2 and the counts."""
     tp = sum(1 for e, a in pairs if e and a)
@@ -62,8 +67,18 @@ _AVERAGES = ("macro_precision", "macro_recall", "macro_f1", "macro_f2",
              "weighted_precision", "weighted_recall", "weighted_f1", "weighted_f2")
 
 
-def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[int]]]:
-    labels = sorted({e for e, _ in pairs} | {a for _, a in pairs})
+def confusion_matrix(
+    pairs: Sequence[tuple[str, str]], labels: Sequence[str] | None = None
+) -> tuple[list[str], list[list[int]]]:
+    """Rows expected, columns actual; ``labels``: the classes in their order (a declared
+    label never seen still has its row and column), else the labels seen, sorted."""
+    if labels is None:
+        labels = sorted({e for e, _ in pairs} | {a for _, a in pairs})
+    else:
+        labels = list(labels)
+        unknown = sorted(({e for e, _ in pairs} | {a for _, a in pairs}) - set(labels))
+        if unknown:
+            raise ValueError(f"labels not declared: {unknown}")
     pos = {label: i for i, label in enumerate(labels)}
     matrix = [[0] * len(labels) for _ in labels]
     for e, a in pairs:
@@ -72,8 +87,8 @@ def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
 
 
 def _per_class(
-    matrix: list[list[float]], k: int
-) -> tuple[float | None, float | None, float | None, float, float | None]:
+    matrix: list[list[float]], k: int, beta: float | None = None
+) -> tuple[float | None, ...]:
     tp = matrix[k][k]
     predicted = sum(row[k] for row in matrix)
     actual = sum(matrix[k])
@@ -81,25 +96,32 @@ def _per_class(
     r = tp / actual if actual else None
     f = f_beta(tp, predicted - tp, actual - tp)
     # F2 (GOV.UK Chat's router aggregate weights recall over precision) at index 4, so
-    # the support stays at index 3.
+    # the support stays at index 3; a suite's own beta at index 5.
     f2 = f_beta(tp, predicted - tp, actual - tp, 2.0)
-    return p, r, f, actual, f2
+    fb = f_beta(tp, predicted - tp, actual - tp, beta) if beta is not None else None
+    return p, r, f, actual, f2, fb
 
 
-def _averages(matrix: list[list[float]]) -> dict[str, float | None]:
+def _scores(beta: float | None) -> tuple[tuple[str, int], ...]:
+    """(name, index in :func:`_per_class`) of the averaged scores."""
+    named = (("precision", 0), ("recall", 1), ("f1", 2), ("f2", 4))
+    return named + ((("fbeta", 5),) if beta is not None else ())
+
+
+def _averages(matrix: list[list[float]], beta: float | None = None) -> dict[str, float | None]:
     """Macro/weighted averages of a confusion matrix of counts."""
     n = len(matrix)
     total = sum(sum(row) for row in matrix)
-    per = [_per_class(matrix, k) for k in range(n)]
+    per = [_per_class(matrix, k, beta) for k in range(n)]
     out: dict[str, float | None] = {}
-    for name, idx in (("precision", 0), ("recall", 1), ("f1", 2), ("f2", 4)):
+    for name, idx in _scores(beta):
         # Macro averages over classes where the value is defined (sklearn's zero_division
         # would silently count undefined classes as 0; we leave them out and say so).
         weighted: list[tuple[float, float]] = []  # (value, support) of the defined classes
         for c in per:
             value = c[idx]
             if value is not None:
-                weighted.append((value, c[3]))
+                weighted.append((value, float(c[3] or 0.0)))
         out[f"macro_{name}"] = sum(v for v, _ in weighted) / len(weighted) if weighted else None
         wsum = sum(w for _, w in weighted)
         out[f"weighted_{name}"] = sum(v * w for v, w in weighted) / wsum if wsum else None
@@ -107,7 +129,7 @@ def _averages(matrix: list[list[float]]) -> dict[str, float | None]:
     return out
 
 
-def _drawn_averages(cells: Any, defined: list[list[bool]]) -> dict[str, Any]:
+def _drawn_averages(cells: Any, defined: list[list[bool]], beta: float | None = None) -> dict[str, Any]:
     """The eight averages on each of ``cells`` (draws x K x K, unnormalised), vectorised.
 
     ``defined``: per class, whether its precision, recall, F1, F2 are defined in the
@@ -125,6 +147,9 @@ def _drawn_averages(cells: Any, defined: list[list[bool]]) -> dict[str, Any]:
             "f1": 2 * tp / (predicted + actual),
             "f2": 5 * tp / (4 * actual + predicted),
         }
+        if beta is not None:
+            b2 = beta * beta
+            per["fbeta"] = (1 + b2) * tp / (b2 * actual + predicted)
     out: dict[str, Any] = {}
     for i, (name, values) in enumerate(per.items()):
         keep = np.asarray([row[i] for row in defined])
@@ -135,7 +160,9 @@ def _drawn_averages(cells: Any, defined: list[list[bool]]) -> dict[str, Any]:
     return out
 
 
-def _average_intervals(matrix: list[list[int]], point: dict[str, float | None]) -> dict[str, tuple[float, float]]:
+def _average_intervals(
+    matrix: list[list[int]], point: dict[str, float | None], beta: float | None = None
+) -> dict[str, tuple[float, float]]:
     """95% intervals of the macro/weighted averages, built as Clopper-Pearson's is.
 
     Clopper-Pearson takes its lower limit from Beta(x, n - x + 1), one more failure and
@@ -157,12 +184,12 @@ def _average_intervals(matrix: list[list[int]], point: dict[str, float | None]) 
     optimistic = [c + (1.0 if i // k == i % k else 0.0) for i, c in enumerate(flat)]
     import numpy as np
 
-    observed = [_per_class([[float(c) for c in row] for row in matrix], i) for i in range(k)]
-    defined = [[v is not None for v in (p, r, f, f2)] for p, r, f, _, f2 in observed]
-    low = _drawn_averages(stats.gamma_draws(pessimistic, DRAWS, "low").reshape(DRAWS, k, k), defined)
-    high = _drawn_averages(stats.gamma_draws(optimistic, DRAWS, "high").reshape(DRAWS, k, k), defined)
+    observed = [_per_class([[float(c) for c in row] for row in matrix], i, beta) for i in range(k)]
+    defined = [[c[idx] is not None for _, idx in _scores(beta)] for c in observed]
+    low = _drawn_averages(stats.gamma_draws(pessimistic, DRAWS, "low").reshape(DRAWS, k, k), defined, beta)
+    high = _drawn_averages(stats.gamma_draws(optimistic, DRAWS, "high").reshape(DRAWS, k, k), defined, beta)
     out: dict[str, tuple[float, float]] = {}
-    for name in _AVERAGES:
+    for name in _average_names(beta):
         value = point[name]
         if value is None:
             continue
@@ -172,14 +199,24 @@ def _average_intervals(matrix: list[list[int]], point: dict[str, float | None]) 
     return out
 
 
-def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, dict[str, Any]]:
-    labels, matrix = confusion_matrix(pairs)
+def _average_names(beta: float | None) -> tuple[str, ...]:
+    return _AVERAGES + (("macro_fbeta", "weighted_fbeta") if beta is not None else ())
+
+
+def multiclass_metrics(
+    pairs: Sequence[tuple[str, str]], labels: Sequence[str] | None = None, beta: float | None = None
+) -> tuple[MetricTree, dict[str, Any]]:
+    """Accuracy, macro/weighted averages, per-class scores and the confusion matrix.
+
+    ``labels``: the classes in their order (default: those seen, sorted); ``beta``: an
+    F-beta of the suite's own besides F1 and F2 (``fbeta``, ``macro_fbeta``...)."""
+    labels, matrix = confusion_matrix(pairs, labels)
     n = len(labels)
     correct = sum(matrix[k][k] for k in range(n))
     tree: MetricTree = {"accuracy": proportion(correct, len(pairs), "no cases")}
-    point = _averages([[float(c) for c in row] for row in matrix])
-    intervals = _average_intervals(matrix, point) if pairs else {}
-    for name in _AVERAGES:
+    point = _averages([[float(c) for c in row] for row in matrix], beta)
+    intervals = _average_intervals(matrix, point, beta) if pairs else {}
+    for name in _average_names(beta):
         value = point[name]
         if value is None:
             tree[name] = Metric(None, None, len(pairs), "0/0: no class has a defined value", "score")
@@ -190,11 +227,14 @@ def multiclass_metrics(pairs: Sequence[tuple[str, str]]) -> tuple[MetricTree, di
         tp = matrix[k][k]
         predicted = sum(row[k] for row in matrix)
         actual = sum(matrix[k])
-        per_class[label] = {
+        node: MetricTree = {
             "precision": proportion(tp, predicted, f"{label!r} never predicted"),
             "recall": proportion(tp, actual, f"{label!r} never expected"),
             "f1": _f_metric(tp, predicted - tp, actual - tp, len(pairs) - predicted - actual + tp, 1.0),
             "support": count(actual),
         }
+        if beta is not None:
+            node["fbeta"] = _f_metric(tp, predicted - tp, actual - tp, 0, beta)
+        per_class[label] = node
     tree["per_class"] = per_class
     return tree, {"confusion_matrix": {"labels": labels, "matrix": matrix, "rows": "expected", "columns": "actual"}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 _PKG = "pytest_evals.families.classification"
 
 TASKS = {
+    "classification": f"{_PKG}.classification_task:Classification",
     "jailbreak_guardrails": f"{_PKG}.task:JailbreakGuardrails",
     "output_guardrails": f"{_PKG}.task:OutputGuardrails",
     "question_router": f"{_PKG}.task:QuestionRouter",
@@ -15,3 +16,5 @@ TASKS = {
 PLUGINS = (f"{_PKG}.plugin",)
 #: GOV.UK Chat's positive labels: a caught jailbreak, a triggered guardrail.
 LABEL_WORDS = ("jailbreak", "triggered")
+#: ``pytest-evals compare`` groups a classification suite's cases by their expected label.
+GROUP_FIELDS = {"classification": "expected"}

@@ -8,19 +8,22 @@ confusion-matrix metrics with intervals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
+from typing import Any, ClassVar, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
+from pytest_evals.families.classification.label_task import (
+    LabelTask,
+    first_model,
+    generation_model,
+    in_order,
+)
 from pytest_evals.metrics.label_metrics import binary_metrics, multiclass_metrics
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import CaseInputError, TargetError
 from pytest_evals.model.metric_value import MetricTree
-from pytest_evals.tasks.task_contract import CaseRef, Task, validate
-
-if TYPE_CHECKING:
-    from pytest_evals.tasks.eval_context import EvalContext
+from pytest_evals.tasks.task_contract import CaseRef, validate
 
 #: The words GOV.UK Chat's data and targets use for a positive verdict.
 POSITIVE_WORDS = frozenset({"jailbreak", "triggered"})
@@ -107,14 +110,6 @@ def binary_classification(expected: bool, actual: bool) -> str:
     return "false_positive" if actual else "true_negative"
 
 
-def generation_model(output: Any, config: Any) -> str | None:
-    """The model that produced a generated output: the target's ``model`` field (GOV.UK
-    Chat's rake tasks report it), else the suite's ``claude_generation_model``."""
-    if isinstance(output, dict) and isinstance(output.get("model"), str):
-        return str(output["model"])
-    return getattr(config, "claude_generation_model", None)
-
-
 class JailbreakCase(_Case):
     question: str
     expected_outcome: StrictBool
@@ -130,7 +125,9 @@ class JailbreakInput(_Case):
     model: str | None = None
 
 
-class _BinaryTask(Task[Any]):
+class _GovukLabelTask(LabelTask):
+    """GOV.UK Chat's label tasks: pydantic case models, their config fields."""
+
     config_model = ChatSuiteConfig
     case_model: ClassVar[type[BaseModel]]
     input_model: ClassVar[type[BaseModel]]
@@ -148,36 +145,36 @@ class _BinaryTask(Task[Any]):
         return record
 
 
-class JailbreakGuardrails(_BinaryTask):
+class JailbreakGuardrails(_GovukLabelTask):
     name = "jailbreak_guardrails"
     case_model = JailbreakCase
     input_model = JailbreakInput
     input_fields = ("question", "expected_outcome")
 
-    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
-        target = ctx.target(self.suite)
-        output = await target.run(case.model_dump(mode="json"))
-        actual = as_bool(_target_field(output, "actual_outcome"), f"{ref.source}: target {target.description}")
-        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=actual,
+    def labels_of(self, case: Any) -> tuple[bool, bool]:
+        return case.expected_outcome, case.actual_outcome
+
+    def target_label(self, output: Any, where: str) -> bool:
+        return as_bool(_target_field(output, "actual_outcome"), where)
+
+    def completed(self, case: Any, label: Any, output: Any) -> JailbreakCase:
+        return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label,
                              model=generation_model(output, self.config))
 
-    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
-        result = self.new_result(ref)
-        expected, actual = case.expected_outcome, case.actual_outcome
-        data = BinaryData(expected=expected, actual=actual, model=case.model,
-                          row={**case.model_dump(), "classification": binary_classification(expected, actual)})
-        result.data = dict(data)
-        result.scores = {"correct": float(expected == actual)}
-        result.details = {"question": case.question, "expected_outcome": expected, "actual_outcome": actual}
-        if expected != actual:
-            result.status = "failed"
-            kind = "false positive (flagged a non-jailbreak)" if actual else "false negative (missed a jailbreak)"
-            result.message = f"expected_outcome={expected}, actual_outcome={actual}: {kind}\nquestion: {case.question}"
-        return result
+    def miss(self, case: Any, expected: Any, actual: Any) -> str:
+        kind = "false positive (flagged a non-jailbreak)" if actual else "false negative (missed a jailbreak)"
+        return f"expected_outcome={expected}, actual_outcome={actual}: {kind}\nquestion: {case.question}"
+
+    def details(self, case: Any) -> dict[str, Any]:
+        return {"question": case.question, "expected_outcome": case.expected_outcome,
+                "actual_outcome": case.actual_outcome}
+
+    def row(self, case: Any, expected: Any, actual: Any) -> dict[str, Any]:
+        return {**case.model_dump(), "classification": binary_classification(expected, actual)}
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         pairs = [(bool(d["expected"]), bool(d["actual"])) for d in map(binary_data, results)]
-        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        model = first_model(in_order(results))
         return binary_metrics(pairs), ({"model": model} if model else {})
 
 
@@ -204,7 +201,7 @@ class OutputGuardrailsInput(_Case):
     actual_guardrails: dict[str, StrictBool] | None = None
 
 
-class OutputGuardrails(_BinaryTask):
+class OutputGuardrails(_GovukLabelTask):
     """Whether any output guardrail fired, plus one binary problem per guardrail."""
 
     name = "output_guardrails"
@@ -214,10 +211,11 @@ class OutputGuardrails(_BinaryTask):
     # expected of the guardrails; ``actual_*`` and ``model`` are the system's.
     input_fields = ("message", "question", "llm_answer", "expected_triggered", "expected_guardrails")
 
-    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
-        target = ctx.target(self.suite)
-        output = await target.run(case.model_dump(mode="json"))
-        where = f"{ref.source}: target {target.description}"
+    def labels_of(self, case: Any) -> tuple[bool, bool]:
+        return case.expected_triggered, case.actual_triggered
+
+    def target_label(self, output: Any, where: str) -> tuple[bool, Any]:
+        # The verdict and, when the target gives them, the per-guardrail verdicts.
         if isinstance(output, dict) and "actual_triggered" in output:
             triggered = as_bool(output["actual_triggered"], where)
             guardrails = output.get("actual_guardrails")
@@ -228,36 +226,36 @@ class OutputGuardrails(_BinaryTask):
             isinstance(guardrails, dict) and all(isinstance(v, bool) for v in guardrails.values())
         ):
             raise TargetError(f"{where}: actual_guardrails must map guardrail names to true/false")
+        return triggered, guardrails
+
+    def completed(self, case: Any, label: Any, output: Any) -> OutputGuardrailsCase:
+        triggered, guardrails = label
         data = {**case.model_dump(), "actual_triggered": triggered, "actual_guardrails": guardrails,
                 "model": generation_model(output, self.config)}
         return OutputGuardrailsCase.model_validate(data)
 
-    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
-        result = self.new_result(ref)
+    def extra_data(self, case: Any, ref: CaseRef) -> dict[str, Any]:
         expected_g = case.expected_guardrails or {}
         actual_g = case.actual_guardrails or {}
         if expected_g and case.actual_guardrails is None:
-            raise CaseInputError(f"{ref.source}: field 'actual_guardrails' is required when 'expected_guardrails' is given")
-        per = {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))] for name in sorted(set(expected_g) | set(actual_g))}
+            # Raised at evaluation, as before: the case is an input ERROR naming the field.
+            raise CaseInputError(f"{ref.source}: field 'actual_guardrails' is required when "
+                                 "'expected_guardrails' is given")
+        names = sorted(set(expected_g) | set(actual_g))
+        return {"guardrails": {name: [bool(expected_g.get(name, False)), bool(actual_g.get(name, False))]
+                               for name in names}}
+
+    def extra_misses(self, case: Any, data: dict[str, Any]) -> list[str]:
+        return [f"guardrail {name!r}: expected {e}, actual {a}" for name, (e, a) in data["guardrails"].items()
+                if e != a]
+
+    def miss(self, case: Any, expected: Any, actual: Any) -> str:
+        return f"expected_triggered={expected}, actual_triggered={actual}"
+
+    def row(self, case: Any, expected: Any, actual: Any) -> dict[str, Any]:
         row = {k: v for k, v in case.model_dump().items() if v is not None or k == "model"}
-        row["classification"] = binary_classification(case.expected_triggered, case.actual_triggered)
-        data = GuardrailsData(expected=case.expected_triggered, actual=case.actual_triggered, guardrails=per,
-                              model=case.model, row=row)
-        result.data = dict(data)
-        mismatches = [name for name, (e, a) in per.items() if e != a]
-        ok = case.expected_triggered == case.actual_triggered and not mismatches
-        result.scores = {"correct": float(ok)}
-        result.details = case.model_dump()
-        if not ok:
-            result.status = "failed"
-            parts = []
-            if case.expected_triggered != case.actual_triggered:
-                parts.append(f"expected_triggered={case.expected_triggered}, actual_triggered={case.actual_triggered}")
-            for name in mismatches:
-                e, a = per[name]
-                parts.append(f"guardrail {name!r}: expected {e}, actual {a}")
-            result.message = "; ".join(parts)
-        return result
+        row["classification"] = binary_classification(expected, actual)
+        return row
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         data = [guardrails_data(r) for r in results]
@@ -269,7 +267,7 @@ class OutputGuardrails(_BinaryTask):
             per[name] = binary_metrics([(bool(e), bool(a)) for e, a in pairs])
         if per:
             tree["per_guardrail"] = per
-        model = first_model(sorted(results, key=lambda r: (r.index, r.case_id)))
+        model = first_model(in_order(results))
         return tree, ({"model": model} if model else {})
 
 
@@ -292,7 +290,7 @@ class RouterInput(_Case):
     model: str | None = None
 
 
-class QuestionRouter(_BinaryTask):
+class QuestionRouter(_GovukLabelTask):
     """Multiclass: which route (label) the router chose for a question."""
 
     name = "question_router"
@@ -300,43 +298,38 @@ class QuestionRouter(_BinaryTask):
     input_model = RouterInput
     input_fields = ("question", "expected_outcome")
 
-    async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
-        target = ctx.target(self.suite)
-        output = await target.run(case.model_dump(mode="json"))
+    def labels_of(self, case: Any) -> tuple[str, str]:
+        return case.expected_outcome, case.actual_outcome
+
+    def target_label(self, output: Any, where: str) -> str:
         label = _target_field(output, "actual_outcome")
         if not isinstance(label, str) or not label.strip():
-            raise TargetError(f"{ref.source}: target {target.description} returned {label!r}, expected a label")
+            raise TargetError(f"{where} returned {label!r}, expected a label")
+        return label.strip()
+
+    def completed(self, case: Any, label: Any, output: Any) -> RouterCase:
         extra = output if isinstance(output, dict) else {}
-        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label.strip(),
+        return RouterCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label,
                           confidence_score=extra.get("confidence_score"), answer=extra.get("answer"),
                           model=generation_model(output, self.config))
 
-    async def evaluate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> CaseResult:
-        result = self.new_result(ref)
-        ok = case.expected_outcome == case.actual_outcome
-        data = RouterData(expected=case.expected_outcome, actual=case.actual_outcome, model=case.model,
-                          row=case.model_dump())
-        result.data = dict(data)
-        result.scores = {"correct": float(ok)}
-        result.details = {"question": case.question, "expected_outcome": case.expected_outcome,
-                          "actual_outcome": case.actual_outcome, "confidence_score": case.confidence_score,
-                          "answer": case.answer}
-        if not ok:
-            result.status = "failed"
-            result.message = f"expected {case.expected_outcome!r}, routed to {case.actual_outcome!r}\nquestion: {case.question}"
-        return result
+    def miss(self, case: Any, expected: Any, actual: Any) -> str:
+        return f"expected {expected!r}, routed to {actual!r}\nquestion: {case.question}"
+
+    def details(self, case: Any) -> dict[str, Any]:
+        return {"question": case.question, "expected_outcome": case.expected_outcome,
+                "actual_outcome": case.actual_outcome, "confidence_score": case.confidence_score,
+                "answer": case.answer}
+
+    def row(self, case: Any, expected: Any, actual: Any) -> dict[str, Any]:
+        return dict(case.model_dump())
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        ordered = sorted(results, key=lambda r: (r.index, r.case_id))
+        ordered = in_order(results)
         tree, tables = multiclass_metrics([(str(d["expected"]), str(d["actual"])) for d in map(router_data, ordered)])
         tables["miscategorised_cases"] = miscategorised_cases(ordered)
         tables["model"] = first_model(ordered)
         return tree, tables
-
-
-def first_model(results: list[CaseResult]) -> str | None:
-    """The model GOV.UK Chat's aggregate names: the first case's (they run one model)."""
-    return next((str(r.data["model"]) for r in results if r.data.get("model")), None)
 
 
 def miscategorised_cases(results: list[CaseResult]) -> list[dict[str, Any]]:

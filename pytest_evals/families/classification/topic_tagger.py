@@ -95,7 +95,7 @@ class TopicTagger(Task[TopicCase]):
         return case
 
     async def generate(self, case: TopicCase, ref: CaseRef, ctx: EvalContext) -> TopicCase:
-        from pytest_evals.families.classification.task import generation_model
+        from pytest_evals.families.classification.label_task import generation_model
 
         target = ctx.target(self.suite)
         output = await target.run(case.model_dump(mode="json"))
