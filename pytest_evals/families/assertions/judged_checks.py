@@ -287,7 +287,8 @@ def build_judged(kind: str, p: JudgedParams, name: str) -> JudgedCheck:
         steps = p.steps or prompts.default_steps((lo, hi))
         return GEvalCheck(name, kind, p.judge, threshold, criteria=p.criteria, steps=list(steps), scale=(lo, hi))
     if isinstance(p, FactualityParams):
-        scores: dict[str, float] = {**DEFAULT_FACT_SCORES, **p.scores}
+        scores: dict[str, float] = dict(DEFAULT_FACT_SCORES)
+        scores.update({str(k): v for k, v in p.scores.items()})
         return FactualityCheck(name, kind, p.judge, 0.5 if p.threshold is None else p.threshold, scores=scores)
     return RelevanceCheck(name, kind, p.judge, 0.5 if p.threshold is None else p.threshold)
 
