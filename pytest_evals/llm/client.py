@@ -72,6 +72,8 @@ class ChatResponse:
     #: The cache key (SHA-256 of the request's semantic fields) and namespace.
     key: str = ""
     namespace: str = "default"
+    #: Token log-probabilities, when the request asked for them and the endpoint gave them.
+    logprobs: list[dict[str, Any]] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -361,6 +363,7 @@ class LLMClient:
             cached=True,
             cost=cost,
             finish_reason=value.get("finish_reason"),
+            logprobs=value.get("logprobs"),
             key=key,
             namespace=namespace,
         )
@@ -442,6 +445,8 @@ class LLMClient:
                     "completion_tokens": completion.completion_tokens,
                     "finish_reason": completion.finish_reason,
                 }
+                if completion.logprobs is not None:
+                    answer["logprobs"] = completion.logprobs
                 try:
                     await ops.store(namespace, key, answer)
                 except AttemptError:  # the helper died meanwhile: store it here
@@ -459,6 +464,7 @@ class LLMClient:
             cached=False,
             cost=cost,
             finish_reason=completion.finish_reason,
+            logprobs=completion.logprobs,
             key=key,
             namespace=namespace,
         )
