@@ -73,6 +73,23 @@ class MetricCheck:
                 return (lo, hi)
         return None
 
+    def warm_up(self, ctx: EvalContext) -> None:
+        """Import the library (and load its model) before any case scores with it."""
+        from pytest_evals.metrics.reference.reference_metric import MetricError
+
+        self._share_embedder(ctx)
+        with self._lock:
+            try:
+                self.metric.check_environment()
+                self.metric.warm_up()
+            except MetricError:
+                pass  # each case reports it
+
+    def _share_embedder(self, ctx: EvalContext) -> None:
+        if getattr(self.metric, "encoder", "absent") is None:
+            # semantic_similarity: the run's one embedded model, not a second copy.
+            self.metric.encoder = ctx.embedder.encode  # type: ignore[attr-defined]
+
     def _score(self, output: str, references: list[str]) -> Any:
         from pytest_evals.metrics.reference.reference_metric import MetricError, Pair
 
@@ -87,9 +104,7 @@ class MetricCheck:
     async def run(self, view: CaseView, ctx: EvalContext) -> Outcome:
         if not view.references:
             raise missing_reference(view, self.name)
-        if getattr(self.metric, "encoder", "absent") is None:
-            # semantic_similarity: the run's one embedded model, not a second copy.
-            self.metric.encoder = ctx.embedder.encode  # type: ignore[attr-defined]
+        self._share_embedder(ctx)
         scored = await asyncio.to_thread(self._score, view.output, view.references)
         if scored.error is not None:
             raise MetricFailed(f"{view.source}: assertion {self.name!r}: {scored.error}")

@@ -32,12 +32,30 @@ from pytest_evals.families.assertions.assertion_spec import (
 from pytest_evals.families.assertions.config import AssertionsConfig
 from pytest_evals.families.assertions.outcome import Outcome
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import CaseInputError, SuiteConfigError, TargetError, error_kind
+from pytest_evals.model.errors import (
+    CaseInputError,
+    EvalsError,
+    SuiteConfigError,
+    TargetError,
+    error_kind,
+)
 from pytest_evals.model.metric_value import MetricTree
 from pytest_evals.tasks.task_contract import CaseRef, Task
 
 if TYPE_CHECKING:
     from pytest_evals.tasks.eval_context import EvalContext
+
+#: Reference types whose libraries (and models) this process has loaded.
+_WARMED: set[str] = set()
+_LOCKS: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+
+def _warm_lock() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    if loop not in _LOCKS:
+        _LOCKS[loop] = asyncio.Lock()
+    return _LOCKS[loop]
+
 
 #: Fields a target's JSON reply may hold the answer in.
 TARGET_OUTPUT_FIELDS = ("output", "text", "answer", "response")
@@ -136,9 +154,28 @@ class AssertionsTask(Task[AssertionCase]):
         return {**case.record, out_field: case.output, "usage": case.usage}
 
     # -- evaluation --------------------------------------------------------------------
+    async def _warm_up(self, items: list[Assertion], ctx: EvalContext) -> None:
+        """Load the libraries and the embedding model one at a time, before cases run
+        them concurrently: two threads importing torch at once break the import."""
+        from pytest_evals.families.assertions.reference_checks import MetricCheck
+
+        wanted = [a for a in items if a.kind == "reference" and a.type not in _WARMED]
+        if not wanted:
+            return
+        async with _warm_lock():
+            for a in wanted:
+                if a.type in _WARMED:
+                    continue
+                if a.type in ("similar", "semantic_similarity"):
+                    await ctx.embedder.aencode(["warm-up"])
+                if isinstance(a.runner, MetricCheck):
+                    await asyncio.to_thread(a.runner.warm_up, ctx)
+                _WARMED.add(a.type)
+
     async def evaluate(self, case: AssertionCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         items = [*self.suite_assertions, *case.asserts]
         view = case.view()
+        await self._warm_up(items, ctx)
         outcomes: dict[str, Outcome] = {}
         waiting = [a for a in items if a.is_async]
         for a in items:
@@ -169,6 +206,10 @@ class AssertionsTask(Task[AssertionCase]):
             result.status = "error"
             result.error_kind = error_kind(failure)
             result.message = str(failure) if str(failure).startswith(ref.source) else f"{ref.source}: {failure}"
+            if not isinstance(failure, EvalsError):  # a bug or a library's failure: keep where
+                import traceback
+
+                result.details["traceback"] = "".join(traceback.format_exception(failure)[-6:])
             raw = getattr(failure, "raw_reply", None)
             if raw is not None:
                 result.details["raw_reply"] = raw
