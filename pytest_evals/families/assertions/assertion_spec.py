@@ -63,7 +63,7 @@ def all_types() -> list[str]:
 
 def _pydantic_problem(prefix: str, exc: ValidationError) -> SpecError:
     first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
+    loc = ".".join(str(p) for p in first["loc"] if p != "[key]")
     msg = first["msg"]
     if first["type"] == "extra_forbidden":
         msg = "unknown key for this type"
@@ -106,6 +106,8 @@ def parse_one(raw: Any, prefix: str, default_name: str | None = None) -> Asserti
             return Assertion(name, kind, "reference", common.weight, metric_check, metric_check.bounds,
                              threshold=metric_check.threshold)
         if kind in judged.JUDGED:
+            if kind == "llm_rubric" and raw.get("criteria") is None and raw.get("value") is None:
+                raise SpecError(f"{prefix}.criteria", "required: the rubric's criteria (criteria: or value:)")
             jp = _validate(judged.JUDGED[kind], raw, prefix)
             jcheck = judged.build_judged(kind, jp, name)
             bounds = (float(jcheck.scale[0]), float(jcheck.scale[1])) if isinstance(jcheck, judged.GEvalCheck) else (0.0, 1.0)
