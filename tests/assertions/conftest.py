@@ -47,9 +47,14 @@ def _register_family() -> None:
 _register_family()
 
 
-def write_suite(path: Path, cases: list[Any], name: str = "answers", **fields: Any) -> Path:
-    """``<name>.eval.yaml`` + ``<name>.jsonl`` in ``path``."""
-    raw = {"task": "assertions", "input_path": f"{name}.jsonl", **fields}
+def write_suite(
+    path: Path, cases: list[Any], name: str = "answers", asserts: list[Any] | None = None, **fields: Any
+) -> Path:
+    """``<name>.eval.yaml`` + ``<name>.jsonl`` in ``path``; ``asserts`` is the suite's ``assert:``."""
+    raw: dict[str, Any] = {"task": "assertions", "input_path": f"{name}.jsonl"}
+    if asserts is not None:
+        raw["assert"] = asserts
+    raw.update(fields)
     (path / f"{name}.jsonl").write_text(
         "".join((c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)) + "\n" for c in cases),
         encoding="utf-8",

@@ -92,7 +92,7 @@ def independent(embed: Any) -> dict[str, dict[str, tuple[bool, float]]]:
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
 def test_aggregates_equal_the_libraries(pytester: pytest.Pytester, embed: Any, workers: list[str]) -> None:
-    write_suite(pytester.path, CASES, **{"assert": SUITE_ASSERT},
+    write_suite(pytester.path, CASES, asserts=SUITE_ASSERT,
                 thresholds={"per_assertion": {"similar": {"pass_rate": {"min": 0.5}}}})
     result = pytester.runpytest_subprocess(*workers, "-p", "no:cacheprovider", "--evals-json", "s.json")
     suite = suite_summary(read_json(pytester.path / "s.json"))
@@ -129,7 +129,7 @@ def test_aggregates_equal_the_libraries(pytester: pytest.Pytester, embed: Any, w
 def test_weighted_pass_rule_uses_the_suite_threshold(pytester: pytest.Pytester) -> None:
     cases = [{"id": "a", "output": "alpha beta"}, {"id": "b", "output": "alpha"}, {"id": "c", "output": "gamma"}]
     asserts = [{"type": "contains", "value": "alpha", "weight": 3}, {"type": "contains", "value": "beta"}]
-    write_suite(pytester.path, cases, **{"assert": asserts}, threshold=0.7)
+    write_suite(pytester.path, cases, asserts=asserts, threshold=0.7)
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "s.json")
     suite = suite_summary(read_json(pytester.path / "s.json"))
     by_id = {r["case_id"]: r for r in suite["case_results"]}
@@ -138,7 +138,7 @@ def test_weighted_pass_rule_uses_the_suite_threshold(pytester: pytest.Pytester) 
     assert [by_id[k]["scores"]["score"] for k in "abc"] == pytest.approx([1.0, 0.75, 0.0])
     assert "weighted score 0 < 0.7" in by_id["c"]["message"]
     # The same suite under "all": b fails.
-    write_suite(pytester.path, cases, **{"assert": asserts}, threshold=0.7, pass_rule="all")
+    write_suite(pytester.path, cases, asserts=asserts, threshold=0.7, pass_rule="all")
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "s.json")
     suite = suite_summary(read_json(pytester.path / "s.json"))
     assert {r["case_id"]: r["status"] for r in suite["case_results"]}["b"] == "failed"
