@@ -115,10 +115,15 @@ def parse_one(raw: Any, prefix: str, default_name: str | None = None) -> Asserti
         if kind in usage.USAGE:
             up = _validate(usage.USAGE[kind], raw, prefix)
             return Assertion(name, kind, "usage", up.weight, usage.build_usage(kind, up, name))
-    except det.AssertionProblem as exc:
-        raise SpecError(f"{prefix}.{exc.field}" if exc.field else prefix, str(exc)) from None
     except ValidationError as exc:
         raise _pydantic_problem(prefix, exc) from None
+    except ValueError as exc:
+        # AssertionProblem, told by its field rather than its class: a test run that
+        # imports this package afresh (pytester in process) may hold two copies of it.
+        if not hasattr(exc, "field") or isinstance(exc, SpecError):
+            raise
+        field = exc.field
+        raise SpecError(f"{prefix}.{field}" if field else prefix, str(exc)) from None
     raise SpecError(f"{prefix}.type", f"unknown assertion type {kind_raw!r}; known: {', '.join(all_types())}")
 
 

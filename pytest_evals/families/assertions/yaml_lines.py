@@ -11,13 +11,18 @@ from pathlib import Path
 import yaml
 
 
-def _child(node: yaml.Node, step: str | int) -> yaml.Node | None:
+def _child(node: yaml.Node, step: str | int) -> tuple[yaml.Node, int] | None:
+    """The node at ``step`` under ``node`` and its line (a key's own line for a mapping
+    entry, where an editor should jump)."""
     if isinstance(step, int) and isinstance(node, yaml.SequenceNode):
-        return node.value[step] if 0 <= step < len(node.value) else None
+        if 0 <= step < len(node.value):
+            item = node.value[step]
+            return item, item.start_mark.line + 1
+        return None
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and key.value == step:
-                return value
+            if isinstance(key, yaml.ScalarNode) and key.value == str(step):
+                return value, key.start_mark.line + 1
     return None
 
 
@@ -35,6 +40,5 @@ def line_of(path: Path, steps: list[str | int]) -> int | None:
         found = _child(node, step)
         if found is None:
             break
-        node = found
-        line = node.start_mark.line + 1
+        node, line = found
     return line
