@@ -102,9 +102,9 @@ def judge_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Ju
     ``OPENAI_BASE_URL`` and cache under ``tmp_path``."""
     holder: list[JudgeServer] = []
 
-    def respond(body: dict[str, Any]) -> str:
+    def respond(body: dict[str, Any]) -> Any:
         holder[0].requests.append(body)
-        return str(holder[0].reply(body))
+        return holder[0].reply(body)
 
     with FakeOpenAI(responder=respond) as server:
         js = JudgeServer(server)
