@@ -29,7 +29,7 @@ RUBRIC = "The answer is polite to the customer and thanks them where it fits."
 def scripted(body: dict[str, Any]) -> str:
     """Judge replies that depend on the answer judged (so a changed answer changes them)."""
     prompt = last_user_message(body)
-    rude = "yourself" in prompt.split("Output:")[-1] or "Submitted answer" in prompt and "yourself" in prompt
+    rude = "yourself" in prompt  # only the rude answers say it
     if '"verdict"' in prompt:
         return json.dumps({"reason": "compared", "verdict": "disagrees" if rude else "subset"})
     if "whole number" in prompt:
