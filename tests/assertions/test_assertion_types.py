@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from pytest_evals.families.assertions.assertion_outcome import CaseView
 from pytest_evals.families.assertions.assertion_spec import SpecError, parse_list, parse_one
-from pytest_evals.families.assertions.outcome import CaseView
 
 
 def check(spec: dict[str, Any], output: str) -> bool:

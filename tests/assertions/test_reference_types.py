@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome
 from pytest_evals.families.assertions.assertion_spec import parse_one
-from pytest_evals.families.assertions.outcome import CaseView, Outcome
 from pytest_evals.families.assertions.reference_checks import reference_types
 from pytest_evals.metrics.reference.reference_metric import Pair
 from pytest_evals.metrics.reference.registry import METRICS, build_metric

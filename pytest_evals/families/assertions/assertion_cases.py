@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_evals.families.assertions.assertion_outcome import CaseView
 from pytest_evals.families.assertions.assertion_spec import Assertion, SpecError, parse_list
 from pytest_evals.families.assertions.config import AssertionsConfig
-from pytest_evals.families.assertions.outcome import CaseView
 from pytest_evals.model.errors import CaseInputError
 
 OUTPUT_FIELDS = ("output", "answer", "response", "llm_answer")

@@ -20,7 +20,7 @@ from pytest_evals.families.assertions import deterministic_checks as det
 from pytest_evals.families.assertions import judged_checks as judged
 from pytest_evals.families.assertions import reference_checks as ref
 from pytest_evals.families.assertions import usage_checks as usage
-from pytest_evals.families.assertions.outcome import Outcome
+from pytest_evals.families.assertions.assertion_outcome import Outcome
 
 Kind = Literal["deterministic", "reference", "judged", "usage"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_evals.families.assertions.outcome import CaseView, Outcome, yes_no
+from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome, yes_no
 
 
 class AssertionProblem(ValueError):

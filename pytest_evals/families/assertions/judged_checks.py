@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pytest_evals.families.assertions import prompts
+from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome, clamp01
 from pytest_evals.families.assertions.config import JudgeBlock
 from pytest_evals.families.assertions.deterministic_checks import AssertionProblem, CommonParams
-from pytest_evals.families.assertions.outcome import CaseView, Outcome, clamp01
 from pytest_evals.model.errors import CaseInputError, InfrastructureError, JudgeError
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome, clamp01
 from pytest_evals.families.assertions.deterministic_checks import AssertionProblem, CommonParams
-from pytest_evals.families.assertions.outcome import CaseView, Outcome, clamp01
 from pytest_evals.model.errors import CaseInputError, ErrorKind, EvalsError
 
 if TYPE_CHECKING:

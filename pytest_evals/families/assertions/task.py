@@ -22,6 +22,7 @@ from pytest_evals.families.assertions.assertion_cases import (
     as_text,
     read_case,
 )
+from pytest_evals.families.assertions.assertion_outcome import Outcome
 from pytest_evals.families.assertions.assertion_spec import (
     Assertion,
     SpecError,
@@ -30,7 +31,6 @@ from pytest_evals.families.assertions.assertion_spec import (
     run_assertion,
 )
 from pytest_evals.families.assertions.config import AssertionsConfig
-from pytest_evals.families.assertions.outcome import Outcome
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import (
     CaseInputError,

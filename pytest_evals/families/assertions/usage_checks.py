@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome
 from pytest_evals.families.assertions.deterministic_checks import AssertionProblem, CommonParams
-from pytest_evals.families.assertions.outcome import CaseView, Outcome
 from pytest_evals.model.errors import CaseInputError
 
 
