@@ -170,3 +170,24 @@ def test_a_custom_metric_feeds_regression_gates(
     out = worse.stdout.str()
     assert re.search(r"REGRESSION politeness\.mean max drop 0\.2", out), out
     assert re.search(r"REGRESSION politeness\.pass_rate max drop 0\.1", out), out
+
+
+def test_batch_mode_asks_the_same_questions_in_one_batch(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    probs = {5: 0.7, 4: 0.3}
+    judge_server.reply = lambda body: (_logprob_reply(5, probs) if "whole number" in last_user_message(body)
+                                       else scripted(body))
+    write_suite(pytester.path, CASES, asserts=[{"type": "llm_rubric", "criteria": RUBRIC}],
+                metrics=[{"name": "clarity", "criteria": "Clear wording.", "scale": [1, 5]}])
+    common = ["-p", "no:cacheprovider", "--evals-batch-poll", "0.02"]
+    pytester.runpytest(*common, "--evals-json", "live.json", "--evals-cache-dir", str(pytester.path / "c1"))
+    server = judge_server.server
+    server.reset()
+    pytester.runpytest(*common, "--evals-batch", "--evals-json", "batch.json", "--evals-cache-dir",
+                       str(pytester.path / "c2"))
+    stats = server.stats()
+    assert (stats["batches_created"], stats["batch_lines"], stats["received"]) == (1, 4, 0)
+    live = suite_summary(read_json(pytester.path / "live.json"))["metrics"]
+    batched = suite_summary(read_json(pytester.path / "batch.json"))["metrics"]
+    assert batched == live
+    # The log-probabilities came back through the batch results too.
+    assert batched["clarity"]["mean"]["value"] == pytest.approx(5 * 0.7 + 4 * 0.3)
