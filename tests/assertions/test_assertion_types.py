@@ -115,6 +115,9 @@ def test_json_schema_agrees_with_jsonschema(output: str) -> None:
         ({"type": "llm_rubric", "criteria": "c", "judge": {"n_runs": 0}}, "assert[0].judge.n_runs", "greater than"),
         ({"type": "latency"}, "assert[0].max", "Field required"),
         ("contains", "assert[0]", "must be a mapping"),
+        ({"type": "numeric", "value": 1, "tolerance": float("inf")}, "assert[0].tolerance", "finite"),
+        ({"type": "contains", "value": "a", "weight": float("nan")}, "assert[0].weight", "finite"),
+        ({"type": "numeric", "value": float("nan")}, "assert[0].value", "finite"),
     ],
 )
 def test_malformed_assertions_name_the_field(spec: Any, field: str, words: str) -> None:
@@ -140,3 +143,14 @@ def test_a_named_judged_assertion_is_a_custom_metric() -> None:
     [named, plain] = parse_list([{"type": "llm_rubric", "criteria": "polite", "name": "politeness"},
                                  {"type": "llm_rubric", "criteria": "brief"}], "assert", set())
     assert named.custom and not plain.custom
+
+
+def test_a_schema_reference_is_never_fetched() -> None:
+    from pytest_evals.model.errors import CaseInputError
+
+    item = parse_one({"type": "json_schema", "schema": {"$ref": "https://example.com/s.json"}}, "assert[0]")
+    with pytest.raises(CaseInputError, match=r"x.jsonl:1: field 'schema': cannot resolve 'https://example.com/s.json'"):
+        item.runner(CaseView(output="{}", source="x.jsonl:1"))
+    local = {"$defs": {"n": {"type": "integer"}}, "properties": {"x": {"$ref": "#/$defs/n"}}}
+    assert check({"type": "json_schema", "schema": local}, '{"x": 1}') is True
+    assert check({"type": "json_schema", "schema": local}, '{"x": "1"}') is False

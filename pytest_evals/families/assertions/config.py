@@ -18,7 +18,7 @@ from pytest_evals.suites.suite_config import SuiteConfig
 class JudgeExample(BaseModel):
     """A few-shot example shown to the judge: an output and the score it deserves."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     output: str
     score: float
@@ -34,7 +34,7 @@ class JudgeBlock(BaseModel):
     scores the mean.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     model: str | None = None
     system_prompt: str | None = Field(default=None, min_length=1)

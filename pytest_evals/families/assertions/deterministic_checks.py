@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_evals.families.assertions.assertion_outcome import CaseView, Outcome, yes_no
+from pytest_evals.model.errors import CaseInputError
 
 
 class AssertionProblem(ValueError):
@@ -29,7 +30,9 @@ class AssertionProblem(ValueError):
 class CommonParams(BaseModel):
     """Keys every assertion accepts."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # Strict: "0.9" is not a number; and no NaN or infinity (an infinite tolerance or
+    # weight would make any answer pass, or every score NaN).
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     type: str
     name: str | None = Field(default=None, min_length=1)
@@ -70,7 +73,7 @@ class JsonParams(CommonParams):
 class SchemaParams(CommonParams):
     schema_: dict[str, Any] = Field(alias="schema")
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True)
 
 
 class NumericParams(CommonParams):
@@ -198,6 +201,7 @@ def _is_json(p: JsonParams) -> Check:
 
 def _json_schema(p: SchemaParams) -> Check:
     import jsonschema
+    import referencing.exceptions
 
     try:
         validator_cls = jsonschema.validators.validator_for(p.schema_)
@@ -211,7 +215,14 @@ def _json_schema(p: SchemaParams) -> Check:
         ok, value, problem = parse_json_answer(view.output)
         if not ok:
             return yes_no(False, problem)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+        try:
+            errors = sorted(validator.iter_errors(value), key=lambda e: str(list(e.path)))
+        except referencing.exceptions.Unresolvable as exc:
+            # Never fetched from the network: the schema must carry what it refers to.
+            raise CaseInputError(
+                f"{view.source}: field 'schema': cannot resolve {exc.ref!r}; references are "
+                "not fetched: put the referenced schema under $defs"
+            ) from None
         if not errors:
             return yes_no(True, "the answer matches the schema")
         first = errors[0]
