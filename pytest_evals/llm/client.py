@@ -77,6 +77,8 @@ class ChatResponse:
     #: The cache key (SHA-256 of the request's semantic fields) and namespace.
     key: str = ""
     namespace: str = "default"
+    #: Token log-probabilities, when the request asked for them and the endpoint gave them.
+    logprobs: list[dict[str, Any]] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -167,11 +169,15 @@ def _masked(completion: Completion) -> Completion:
     fields = (completion.text, completion.model, completion.finish_reason)
     if not redact.active() or not redact.dirty(fields):
         return completion
+    text = redact.redact(completion.text)
     return dataclasses.replace(
         completion,
-        text=redact.redact(completion.text),
+        text=text,
         model=redact.redact(completion.model),
         finish_reason=redact.redact_obj(completion.finish_reason),
+        # The tokens spell the text: a secret in it may be split across tokens, where no
+        # per-token mask finds it. A reply that had to be masked keeps no token log.
+        logprobs=None if text != completion.text else completion.logprobs,
     )
 
 
@@ -387,6 +393,7 @@ class LLMClient:
             cached=True,
             cost=cost,
             finish_reason=redact.redact_obj(value.get("finish_reason")),
+            logprobs=value.get("logprobs"),
             key=key,
             namespace=namespace,
         )
@@ -465,6 +472,8 @@ class LLMClient:
                     "completion_tokens": completion.completion_tokens,
                     "finish_reason": completion.finish_reason,
                 }
+                if completion.logprobs is not None:
+                    answer["logprobs"] = completion.logprobs
                 try:
                     await ops.store(namespace, key, answer)
                 except AttemptError:  # the helper died meanwhile: store it here
@@ -482,6 +491,7 @@ class LLMClient:
             cached=False,
             cost=cost,
             finish_reason=completion.finish_reason,
+            logprobs=completion.logprobs,
             key=key,
             namespace=namespace,
         )

@@ -42,11 +42,11 @@ class ServingApp(Protocol):
 
     #: The server's settings (seed, failure rates, responder).
     config: Any
-    def completion_body(self, request: dict[str, Any], reply: str, n: int) -> dict[str, Any]:
+    def completion_body(self, request: dict[str, Any], reply: Any, n: int) -> dict[str, Any]:
         """A chat completion response as the server shapes it."""
         ...
 
-    def reply_for(self, request: dict[str, Any]) -> str:
+    def reply_for(self, request: dict[str, Any]) -> Any:
         """The server's reply to one chat request."""
         ...
 

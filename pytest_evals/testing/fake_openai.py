@@ -52,8 +52,9 @@ from aiohttp import web
 
 from pytest_evals.testing.fake_batches import BatchStore
 
-#: A responder turns the request JSON into the assistant's reply text.
-Responder = Callable[[dict[str, Any]], str]
+#: A responder turns the request JSON into the assistant's reply text, or into
+#: ``{"content": text, "logprobs": {"content": [...]}}`` to answer with log-probabilities.
+Responder = Callable[[dict[str, Any]], Any]
 
 URL_LINE_PREFIX = "FAKE_OPENAI_URL "
 
@@ -221,7 +222,14 @@ def _fake_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
-def _completion_body(request: dict[str, Any], reply: str, n: int) -> dict[str, Any]:
+def reply_text(reply: Any) -> str:
+    """The text of a responder's reply (a string, or a mapping with ``content``)."""
+    return str(reply.get("content", "")) if isinstance(reply, Mapping) else str(reply)
+
+
+def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, Any]:
+    logprobs = reply.get("logprobs") if isinstance(reply, Mapping) else None
+    reply = reply_text(reply)
     prompt_text = "".join(
         _content_text(m.get("content"))
         for m in request.get("messages") or []
@@ -239,7 +247,7 @@ def _completion_body(request: dict[str, Any], reply: str, n: int) -> dict[str, A
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply, "refusal": None},
-                "logprobs": None,
+                "logprobs": logprobs,
                 "finish_reason": "stop",
             }
         ],
@@ -304,7 +312,7 @@ class FakeOpenAIApp:
             self._responder_spec = spec
         return self._responder
 
-    def reply_for(self, request: dict[str, Any]) -> str:
+    def reply_for(self, request: dict[str, Any]) -> Any:
         if self.config.script:
             text = last_user_message(request)
             for rule in self.config.script:
@@ -397,7 +405,7 @@ class FakeOpenAIApp:
                     status=500,
                 )
             state.answered += 1
-            entry["reply"] = reply[:200]
+            entry["reply"] = reply_text(reply)[:200]
             self._record(entry, "ok")
             return web.json_response(self.completion_body(payload, reply, n))
         finally:

@@ -369,6 +369,8 @@ class BatchPhase:
                 "finish_reason": c.finish_reason,
                 "batch": job.batch_id,
             }
+            if c.logprobs is not None:
+                value["logprobs"] = c.logprobs
             pairs.extend((ns, result.key, value) for ns in namespaces)
             if len(pairs) >= STORE_CHUNK:
                 self._store(pairs)

@@ -38,6 +38,29 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str | None = None
+    #: The reply's token log-probabilities when the request asked for them
+    #: (``logprobs: true``): ``[{"token", "logprob", "top_logprobs": [...]}, ...]``.
+    logprobs: list[dict[str, Any]] | None = None
+
+
+def _token_logprobs(content: Any) -> list[dict[str, Any]] | None:
+    """``choices[0].logprobs.content`` reduced to tokens and their alternatives."""
+    if not isinstance(content, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for item in content:
+        get = item.get if isinstance(item, dict) else lambda k, i=item: getattr(i, k, None)
+        alternatives = get("top_logprobs") or []
+        out.append({
+            "token": get("token"),
+            "logprob": get("logprob"),
+            "top_logprobs": [
+                {"token": a.get("token"), "logprob": a.get("logprob")} if isinstance(a, dict)
+                else {"token": getattr(a, "token", None), "logprob": getattr(a, "logprob", None)}
+                for a in alternatives
+            ],
+        })
+    return out
 
 
 class Transport(Protocol):
@@ -76,6 +99,8 @@ def completion_from_json(data: Any, requested_model: str) -> Completion:
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         finish_reason=_text_or_none(choices[0].get("finish_reason")),
+        logprobs=_token_logprobs((choices[0].get("logprobs") or {}).get("content"))
+        if isinstance(choices[0].get("logprobs"), dict) else None,
     )
 
 
@@ -99,6 +124,7 @@ def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             finish_reason=_text_or_none(getattr(choice, "finish_reason", None)),
+            logprobs=_token_logprobs(getattr(getattr(choice, "logprobs", None), "content", None)),
         )
     except (AttributeError, IndexError, TypeError, KeyError, ValueError) as exc:
         raise malformed(f"{type(exc).__name__}: {exc}") from None

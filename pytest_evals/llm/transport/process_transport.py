@@ -342,7 +342,7 @@ async def _serve() -> None:
             reply = frame(
                 REPLY,
                 ident,
-                [c.text, c.model, c.prompt_tokens, c.completion_tokens, c.finish_reason],
+                [c.text, c.model, c.prompt_tokens, c.completion_tokens, c.finish_reason, c.logprobs],
             )
         except AttemptError as exc:
             reply = frame(FAILURE, ident, [exc.cause, exc.retryable, exc.status, exc.retry_after])
