@@ -88,7 +88,8 @@ def missing_fields(
     allowed = set(fields) if fields is not None else None
     missing: list[tuple[str, str]] = []
     for metric in metrics:
-        for field in METRIC_FIELDS[metric]:
+        # A metric of one's own (a DeepEval class) is checked by its class's own needs.
+        for field in METRIC_FIELDS.get(metric, ("question",)):
             if allowed is not None and field not in allowed:
                 continue
             if is_missing(case, field):

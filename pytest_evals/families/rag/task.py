@@ -15,7 +15,10 @@ from pytest_evals.families.rag.cases import RagCase, describe_missing, missing_f
 from pytest_evals.families.rag.config import RagConfig
 from pytest_evals.families.rag.evaluate import Runner, fill_result, score_case
 from pytest_evals.families.rag.generation import merge_output
+from pytest_evals.families.rag.govuk_shape import is_govuk_shaped
 from pytest_evals.families.rag.inputs import MetricInputs
+from pytest_evals.families.rag.judge_block import ResolvedJudge, resolve_judge
+from pytest_evals.families.rag.prompts import JUDGE_SYSTEM
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import CaseInputError
 from pytest_evals.model.metric_value import MetricTree
@@ -44,6 +47,22 @@ class RagAnswers(Task[RagCase]):
     def metric_names(self) -> list[str]:
         return [m.name for m in self.rag_config.metrics]
 
+    @property
+    def govuk(self) -> bool:
+        """GOV.UK Chat's wording, context text and metrics apply (:mod:`.govuk_shape`)."""
+        return is_govuk_shaped(self.suite, self.rag_config)
+
+    def judges(self) -> dict[str, ResolvedJudge]:
+        """metric -> its judge: the suite's ``judge:``, the metric's ``model``/``temperature``,
+        then the metric's own ``judge:``, over the suite's ``n_runs``."""
+        cfg = self.rag_config
+        persona = JUDGE_SYSTEM if self.govuk else None
+        return {
+            spec.name: resolve_judge([cfg.judge, spec.own_judge_fields(), spec.judge],
+                                     n_runs=cfg.n_runs, govuk_persona=persona)
+            for spec in cfg.metrics
+        }
+
     def validate_case(self, data: Any, ref: CaseRef) -> RagCase:
         case: RagCase = validate(RagCase, data, ref.source)
         fields = GIVEN_WHEN_GENERATING if self.config.generate else None
@@ -62,9 +81,13 @@ class RagAnswers(Task[RagCase]):
         return merge_output(case, output, f"{ref.source}: target {target.description}", self.metric_names)
 
     async def evaluate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
-        inputs = MetricInputs.from_case(case, ref.source)
+        govuk = self.govuk
+        inputs = MetricInputs.from_case(case, ref.source, govuk=govuk)
         specs = self.rag_config.metrics
+        judges = self.judges()
+        combine = {name: j.combine for name, j in judges.items()}
         runner: Runner
+        repeats: int | dict[str, int]
         if ctx.offline:
             from pytest_evals.families.rag.offline import OfflineCaseJudge
 
@@ -72,21 +95,25 @@ class RagAnswers(Task[RagCase]):
             runner = offline.run
             # The embedding baseline is deterministic: repeating it would only fake a spread.
             judge, judge_name, repeats = "offline", f"offline embedding baseline: {offline.name}", 1
+            models = {spec.name: judge_name for spec in specs}
         else:
             from pytest_evals.families.rag.judged import CaseJudge
 
-            runner = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims).run
-            judge, repeats = "llm", self.config.n_runs
+            runner = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims, judges).run
+            judge, repeats = "llm", {name: j.n_runs for name, j in judges.items()}
             # A metric's own ``model`` is sent with its requests; name every one used.
-            models = sorted({spec.model or ctx.llm.model for spec in specs})
-            judge_name = f"LLM judge ({', '.join(models)})"
-        outcomes = await score_case(specs, repeats, runner, judge)
-        extra = {"n_runs": repeats}
+            models = {name: j.model or ctx.llm.model for name, j in judges.items()}
+            judge_name = f"LLM judge ({', '.join(sorted(set(models.values())))})"
+        outcomes = await score_case(specs, repeats, runner, judge, combine)
+        extra: dict[str, Any] = {"n_runs": repeats if isinstance(repeats, int) else max(repeats.values())}
+        if judge == "llm":
+            extra["judge_personas"] = {name: j.persona for name, j in judges.items()}
+            if inputs.judge_contexts is not None:
+                extra["judge_contexts"] = list(inputs.judge_contexts)
         result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
-        result.data["judge_models"] = {
-            spec.name: (spec.model or ctx.llm.model) if judge == "llm" else judge_name for spec in specs
-        }
+        result.data["judge_models"] = models
         return result
 
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        return aggregate_results(self.rag_config.metrics, self.config.n_runs, results)
+        runs = {name: j.n_runs for name, j in self.judges().items()}
+        return aggregate_results(self.rag_config.metrics, runs, results)
