@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_evals.families.rag.judge_block import GENERIC_PERSONA, JudgeBlock, merge_blocks, resolve_judge
+from pytest_evals.families.rag.judge_block import (
+    GENERIC_PERSONA,
+    JudgeBlock,
+    merge_blocks,
+    resolve_judge,
+)
 from pytest_evals.families.rag.prompts import JUDGE_SYSTEM
 from pytest_evals.model.errors import SuiteConfigError
 
