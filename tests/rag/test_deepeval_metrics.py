@@ -1,0 +1,222 @@
+"""DeepEval metric classes inside rag_answers suites, with our client as their model (issue 28).
+
+DeepEval's metrics run through the real client against the loopback server, whose
+responder answers DeepEval's own prompts by fixed rules (:mod:`.deepeval_script`). The
+same metric object measured directly with a stub model answering by the same rules
+must give the same scores; a rerun must be served by our cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import JudgeServer, inline_results, write_suite
+from .deepeval_script import deepeval_reply, step_of
+
+deepeval = pytest.importorskip("deepeval", reason="DeepEval is not installed (the 'deepeval' extra)")
+
+FAITHFULNESS = "deepeval.metrics:FaithfulnessMetric"
+
+
+def _case(case_id: str, answer: str) -> dict[str, Any]:
+    return {
+        "id": case_id,
+        "question": "How long does an Acme refund take?",
+        "ideal_answer": "Refunds reach your card within 10 working days.",
+        "llm_answer": answer,
+        "structured_contexts": [{
+            "exact_path": "/help/refunds", "title": "Refunds", "heading_hierarchy": ["Billing"],
+            "description": None, "html_content": "<p>Refunds reach your card within 10 working days.</p>",
+        }],
+    }
+
+
+CASES = [
+    _case("right", "Refunds reach your card within 10 working days."),
+    _case("wrong-number", "Refunds reach your card within 3 working days. You get an email."),
+    _case("upsell", "Refunds take 10 working days. Acme Premium refunds are faster. I think Premium is "
+                    "obviously worth it."),
+]
+
+
+class StubModel:
+    """Built lazily on DeepEval's base class: answers each prompt with the responder's rules."""
+
+    @staticmethod
+    def make() -> Any:
+        from deepeval.models import DeepEvalBaseLLM
+
+        class Stub(DeepEvalBaseLLM):
+            def __init__(self) -> None:
+                self.prompts: list[str] = []
+                super().__init__("stub")
+
+            def load_model(self, *args: Any, **kwargs: Any) -> Any:
+                return self
+
+            def get_model_name(self, *args: Any, **kwargs: Any) -> str:
+                return "stub"
+
+            def generate(self, prompt: str, *args: Any, **kwargs: Any) -> str:
+                self.prompts.append(prompt)
+                reply = deepeval_reply(prompt)
+                assert reply is not None, prompt[:300]
+                return reply
+
+            async def a_generate(self, prompt: str, *args: Any, **kwargs: Any) -> str:
+                return self.generate(prompt)
+
+        return Stub()
+
+
+def _direct(metric_cls: Any, case: dict[str, Any], threshold: float, **options: Any) -> tuple[float, str, bool]:
+    """The metric measured directly, as a DeepEval user would, on the test case our run builds."""
+    from deepeval.test_case import LLMTestCase
+
+    from pytest_evals.families.rag.cases import RagCase
+    from pytest_evals.families.rag.flatten import flatten_contexts
+
+    rag = RagCase.model_validate(case)
+    metric = metric_cls(threshold=threshold, model=StubModel.make(), **options)
+    test_case = LLMTestCase(input=rag.question, actual_output=rag.llm_answer, expected_output=rag.ideal_answer,
+                            retrieval_context=flatten_contexts(rag.structured_contexts or []))
+    score = asyncio.run(metric.a_measure(test_case, _show_indicator=False))
+    return score, metric.reason, metric.success
+
+
+def test_faithfulness_metric_through_our_client_equals_the_metric_run_directly(
+        pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    from deepeval.metrics import BiasMetric, FaithfulnessMetric
+
+    metrics = [
+        {"name": "faithfulness", "deepeval": FAITHFULNESS, "threshold": 1.0,
+         "options": {"penalize_ambiguous_claims": True}},
+        {"name": "opinion_bias", "deepeval": "deepeval.metrics:BiasMetric", "threshold": 0.0},
+    ]
+    write_suite(pytester, CASES, metrics=metrics)
+    results = inline_results(pytester.inline_run("-p", "no:cacheprovider"))
+    assert set(results) == {"right", "wrong-number", "upsell"}
+    requests = len(judge_server.judge.requests)
+    assert requests > 0
+    assert all(step_of(m["content"]) for r in judge_server.judge.requests for m in r["messages"]
+               if m["role"] == "user")
+
+    for case in CASES:
+        result = results[case["id"]]
+        f_score, f_reason, f_success = _direct(FaithfulnessMetric, case, 1.0, penalize_ambiguous_claims=True)
+        b_score, b_reason, b_success = _direct(BiasMetric, case, 0.0)
+        assert result.scores == {"faithfulness": f_score, "opinion_bias": b_score}
+        run = result.details["metrics"]["faithfulness"]["runs"][0]
+        assert run["reason"] == f_reason
+        assert run["verdicts"]["deepeval"]["class"] == FAITHFULNESS
+        assert run["verdicts"]["deepeval"]["success"] is f_success
+        assert run["verdicts"]["claims"] and run["verdicts"]["verdicts"]
+        bias = result.details["metrics"]["opinion_bias"]
+        assert bias["lower_is_better"] is True and bias["runs"][0]["verdicts"]["deepeval"]["success"] is b_success
+        assert bias["runs"][0]["reason"] == b_reason
+        assert result.status == ("passed" if f_success and b_success else "failed"), result.message
+    # the rules give: all supported; a wrong number ("no") beside a claim the rules accept;
+    # an unsupported upsell ("idk" counts against it) and one biased opinion
+    assert results["right"].scores == {"faithfulness": 1.0, "opinion_bias": 0.0}
+    assert results["wrong-number"].scores["faithfulness"] == 0.5
+    assert 0.0 < results["upsell"].scores["faithfulness"] < 1.0
+    assert results["upsell"].scores["opinion_bias"] == 1.0
+
+    # telemetry stays off and DeepEval wrote nothing beside the suite
+    assert os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] == "1"
+    from deepeval.telemetry import NoopBackend, get_backend
+
+    assert isinstance(get_backend(), NoopBackend)
+    assert not (pytester.path / ".deepeval").exists()
+
+    # a rerun is answered by our cache: no request reaches the server
+    again = inline_results(pytester.inline_run("-p", "no:cacheprovider"))
+    assert len(judge_server.judge.requests) == requests
+    assert {k: r.scores for k, r in again.items()} == {k: r.scores for k, r in results.items()}
+    run = again["upsell"].details["metrics"]["faithfulness"]["runs"][0]
+    assert run["cached"] is True and run["verdicts"]["deepeval"]["cached_requests"] == run["verdicts"]["deepeval"]["requests"]
+
+
+def test_judge_block_wording_reaches_deepeval_requests(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    write_suite(pytester, CASES[:1], metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS}],
+                judge={"domain": "a customer-support assistant for Acme's billing product", "temperature": 0.2,
+                       "model": "acme-judge"})
+    result = inline_results(pytester.inline_run("-p", "no:cacheprovider"))["right"]
+    assert result.scores == {"faithfulness": 1.0}
+    for request in judge_server.judge.requests:
+        assert request["model"] == "acme-judge" and request["temperature"] == 0.2
+        assert request["messages"][0]["role"] == "system"
+        assert "Acme's billing product" in request["messages"][0]["content"]
+
+
+def _their_layout(root: Path, rows: list[dict[str, Any]], **extra: Any) -> None:
+    (root / "config" / "defaults").mkdir(parents=True)
+    (root / "data").mkdir()
+    config = {"what": "Evaluating RAG answers", "generate": False, "input_path": "data/rag_answers.jsonl",
+              "claude_generation_model": None, "n_runs": 1,
+              "metrics": [{"name": n, "threshold": t, "model": "openai.gpt-oss-120b-1:0", "temperature": 0.0}
+                          for n, t in (("faithfulness", 1.0), ("bias", 0.0), ("relevance", 0.8), ("coherence", 0.8))],
+              **extra}
+    (root / "config" / "defaults" / "rag_answers.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (root / "data" / "rag_answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_govuk_shaped_suite_uses_the_classes_their_config_builds(
+        pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    _their_layout(pytester.path, CASES)
+    results = inline_results(pytester.inline_run("config/defaults/", "--evals-suite-pattern", "*.yaml",
+                                                 "-p", "no:cacheprovider"))
+    upsell = results["upsell"].details["metrics"]
+    assert upsell["faithfulness"]["runs"][0]["verdicts"]["deepeval"]["class"] == FAITHFULNESS
+    assert upsell["bias"]["runs"][0]["verdicts"]["deepeval"]["class"] == "deepeval.metrics:BiasMetric"
+    assert upsell["relevance"]["runs"][0]["verdicts"]["deepeval"]["class"] == \
+        "deepeval.metrics:AnswerRelevancyMetric"
+    # their own coherence class is not installed here: ours scores it
+    assert "deepeval" not in upsell["coherence"]["runs"][0]["verdicts"]
+    # relevance: the upsell statements are "no" by the rules
+    assert 0.0 < results["upsell"].scores["relevance"] < 1.0
+    # their faithfulness reads their context text (raw HTML, "None" for no description)
+    prompts = [m["content"] for r in judge_server.judge.requests for m in r["messages"]]
+    assert any("Refunds\nBilling\nNone\n\n<p>Refunds reach your card" in p for p in prompts)
+    # every request named their judge model
+    assert {r["model"] for r in judge_server.judge.requests} == {"openai.gpt-oss-120b-1:0"}
+
+
+def test_govuk_shaped_suite_can_keep_our_metrics(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    _their_layout(pytester.path, CASES[:1], deepeval_metrics="never")
+    result = inline_results(pytester.inline_run("config/defaults/", "--evals-suite-pattern", "*.yaml",
+                                                "-p", "no:cacheprovider"))["right"]
+    assert all("deepeval" not in m["runs"][0]["verdicts"] for m in result.details["metrics"].values())
+    assert not any(step_of(m["content"]) for r in judge_server.judge.requests for m in r["messages"])
+
+
+def test_a_deepeval_metric_offline_is_an_honest_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    write_suite(pytester, CASES[:1], metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS}])
+    result = inline_results(pytester.inline_run("-p", "no:cacheprovider", "--evals-offline"))["right"]
+    assert result.status == "error"
+    assert "is a DeepEval metric and needs a model endpoint" in (result.message or "")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("deepeval.metrics:NoSuchMetric", "has no 'NoSuchMetric'"),
+     ("no_such_package.metrics:X", "cannot import 'no_such_package.metrics'"),
+     ("deepeval.test_case:LLMTestCase", "is not a class built on DeepEval's BaseMetric")],
+)
+def test_a_metric_class_that_cannot_be_used_names_the_field(
+        pytester: pytest.Pytester, judge_server: JudgeServer, path: str, expected: str) -> None:
+    write_suite(pytester, CASES[:1], metrics=[{"name": "mine", "deepeval": path, "threshold": 0.5}])
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([f"*rag.eval.yaml: field 'metrics[[]0[]].deepeval': *{expected}*"])
+    assert judge_server.judge.requests == []
