@@ -4,4 +4,5 @@ from __future__ import annotations
 
 TASKS = {"rag_answers": "pytest_evals.families.rag.task:RagAnswers"}
 #: HTML contexts are rendered to text by inscriptis (lxml underneath): the 'rag' extra.
-EXTRAS = {"inscriptis": "rag", "lxml": "rag"}
+#: DeepEval metric classes (``deepeval:`` in a metric entry): the 'deepeval' extra.
+EXTRAS = {"inscriptis": "rag", "lxml": "rag", "deepeval": "deepeval"}

@@ -162,6 +162,29 @@ class RagAnswers(Task[RagCase]):
         result.data["judge_models"] = models
         return result
 
+    def run_settings(self) -> dict[str, Any]:
+        """The core's settings, plus what a ``judge:`` block or a DeepEval class changes:
+        a baseline judged in other words or by other code is not comparable."""
+        out = super().run_settings()
+        cfg = self.rag_config
+        if cfg.judge is None and not any(s.judge or s.deepeval for s in cfg.metrics):
+            return out
+        import hashlib
+
+        judges: dict[str, Any] = {}
+        resolved = self.judges()
+        for spec in cfg.metrics:
+            j = resolved[spec.name]
+            judges[spec.name] = {
+                "persona": j.persona,
+                # the wording itself is in the suite file; its hash tells two runs apart
+                "system_sha256": hashlib.sha256(j.system_message().encode()).hexdigest()[:16],
+                "n_runs": j.n_runs, "combine": j.combine,
+                **({"deepeval": spec.deepeval, "options": spec.options} if spec.deepeval else {}),
+            }
+        out["judges"] = judges
+        return out
+
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
         runs = {name: j.n_runs for name, j in self.judges().items()}
         return aggregate_results(self.rag_config.metrics, runs, results)
