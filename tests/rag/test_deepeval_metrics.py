@@ -220,3 +220,34 @@ def test_a_metric_class_that_cannot_be_used_names_the_field(
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines([f"*rag.eval.yaml: field 'metrics[[]0[]].deepeval': *{expected}*"])
     assert judge_server.judge.requests == []
+
+
+def test_usage_is_counted_and_unusable_replies_are_judge_errors(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_evals.testing.fake_openai import FakeOpenAI
+
+    def responder(request: dict[str, Any]) -> str:
+        prompt = next(m["content"] for m in request["messages"] if m["role"] == "user")
+        # claims are unreadable for the "broken" case, whatever the judge is asked again
+        if "Sorry, broken" in prompt and step_of(prompt) in ("claims", None):
+            return "I would rather not answer in JSON."
+        return deepeval_reply(prompt) or "?"
+
+    with FakeOpenAI(responder=responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-deepeval-test-key")
+        monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+        broken_case = _case("broken", "Sorry, broken answer.")
+        # a context of its own: no request is shared with the other case (usage is per case)
+        broken_case["structured_contexts"][0]["html_content"] = "<p>Broken pages say nothing.</p>"
+        write_suite(pytester, [CASES[0], broken_case],
+                    metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS}])
+        results = inline_results(pytester.inline_run("-p", "no:cacheprovider"))
+    ok, broken = results["right"], results["broken"]
+    assert ok.status == "passed"
+    # four steps (truths, claims, verdicts, reason), each a counted request with tokens
+    assert ok.usage["requests"] == 4 and ok.usage["prompt_tokens"] > 0
+    assert broken.status == "error" and broken.error_kind == "judge"
+    errors = broken.details["metrics"]["faithfulness"]["errors"]
+    assert errors[0]["message"].startswith("faithfulness:")
+    assert errors[0]["raw_reply"] == "I would rather not answer in JSON."

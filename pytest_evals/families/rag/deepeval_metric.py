@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_evals.families.rag.deepeval_model import deepeval_version, make_model, quiet_deepeval
 from pytest_evals.families.rag.govuk_context import govuk_chunks
 from pytest_evals.families.rag.outcome import RunOutcome
-from pytest_evals.model.errors import InfrastructureError, JudgeError
+from pytest_evals.model.errors import EvalsError, JudgeError
 
 if TYPE_CHECKING:
     from pytest_evals.families.rag.cases import StructuredContext
@@ -245,7 +245,8 @@ class DeepEvalCaseJudge:
         kwargs = {"_show_indicator": False} if "_show_indicator" in inspect.signature(measure).parameters else {}
         try:
             score = await measure(self.test_case(), **kwargs)
-        except (JudgeError, InfrastructureError, asyncio.CancelledError):
+        except (EvalsError, asyncio.CancelledError):
+            # ours (a judge error, a failed request, a dry run's skip) pass through as they are
             raise
         except Exception as exc:  # DeepEval's own failures: a judge error naming the class
             raise JudgeError(f"{metric}: {spec.deepeval} failed: {type(exc).__name__}: {exc}") from None
