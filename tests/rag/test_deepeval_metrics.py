@@ -242,11 +242,17 @@ def test_usage_is_counted_and_unusable_replies_are_judge_errors(
         broken_case["structured_contexts"][0]["html_content"] = "<p>Broken pages say nothing.</p>"
         write_suite(pytester, [CASES[0], broken_case],
                     metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS}])
+        # a subprocess run counts usage as a user's run does (in-process runs re-import modules)
+        first = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+        received = server.stats()["received"]
         results = inline_results(pytester.inline_run("-p", "no:cacheprovider"))
+        assert server.stats()["received"] == received
+    # right: truths, claims, verdicts, reason; broken: truths, then claims asked 3 times
+    assert received == 8
+    first.stdout.fnmatch_lines(["evals llm: 8 requests, 0 cache hits, 8 misses, * prompt + * completion tokens*"])
+    assert "evals llm: 8 requests, 0 cache hits, 8 misses, 0 prompt" not in first.stdout.str()
     ok, broken = results["right"], results["broken"]
     assert ok.status == "passed"
-    # four steps (truths, claims, verdicts, reason), each a counted request with tokens
-    assert ok.usage["requests"] == 4 and ok.usage["prompt_tokens"] > 0
     assert broken.status == "error" and broken.error_kind == "judge"
     errors = broken.details["metrics"]["faithfulness"]["errors"]
     assert errors[0]["message"].startswith("faithfulness:")
