@@ -257,3 +257,24 @@ def test_usage_is_counted_and_unusable_replies_are_judge_errors(
     errors = broken.details["metrics"]["faithfulness"]["errors"]
     assert errors[0]["message"].startswith("faithfulness:")
     assert errors[0]["raw_reply"] == "I would rather not answer in JSON."
+
+
+@pytest.mark.slow
+def test_deepeval_aggregates_plain_and_two_workers(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    cases = [_case(f"c{i}", answer) for i, answer in enumerate(
+        [c["llm_answer"] for c in CASES] + ["Refunds take 12 working days.", "I think refunds obviously take 10 days."])]
+    write_suite(pytester, cases, metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS, "threshold": 0.5},
+                                          {"name": "bias", "deepeval": "deepeval.metrics:BiasMetric"}],
+                thresholds={"faithfulness": {"mean": {"min": 0.5}}})
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "plain.json",
+                                          "--evals-cache-dir", "cache-plain")
+    two = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--evals-json", "two.json",
+                                        "--evals-cache-dir", "cache-two")
+    a, b = (json.loads((pytester.path / f).read_text())["suites"][0] for f in ("plain.json", "two.json"))
+    assert plain.ret == two.ret
+    assert a["metrics"] == b["metrics"] and a["cases"] == b["cases"]
+    from deepeval.metrics import FaithfulnessMetric
+
+    direct = [_direct(FaithfulnessMetric, c, 0.5)[0] for c in cases]
+    assert a["metrics"]["faithfulness"]["mean"]["value"] == pytest.approx(sum(direct) / len(direct))
+    assert a["metrics"]["bias"]["mean"]["n"] == len(cases)
