@@ -141,6 +141,13 @@ def test_a_metrics_block_overrides_the_suites_field_by_field() -> None:
         ({"judge": {"examples": [{"input": "q"}]}}, "judge.examples.0.output"),
         ({"judge": {"domian": "x"}}, "judge.domian"),
         ({"metrics": [{"name": "relevance", "model": "a", "judge": {"model": "b"}}]}, "give 'model' once"),
+        ({"metrics": [{"name": "errors", "deepeval": "deepeval.metrics:BiasMetric", "threshold": 0.0}]},
+         "it is a gate path"),
+        ({"metrics": [{"name": "my.metric", "deepeval": "m:C", "threshold": 0.5}]}, "it is a gate path"),
+        ({"metrics": [{"name": "mine", "deepeval": "m:C"}]}, "give it a 'threshold'"),
+        ({"metrics": [{"name": "mine", "deepeval": "not a path", "threshold": 0.5}]}, "package.module:ClassName"),
+        ({"metrics": [{"name": "relevance", "lower_is_better": True}]}, "ours know their direction"),
+        ({"metrics": [{"name": "relevance", "options": {"x": 1}}]}, "this metric has none"),
     ],
 )
 def test_bad_judge_blocks_are_suite_errors(make_task: Any, fields: dict[str, Any], expected: str) -> None:

@@ -35,6 +35,11 @@ LOWER_IS_BETTER_CLASSES: frozenset[str] = frozenset(
      "NonAdviceMetric", "RoleViolationMetric"}
 )
 
+#: Names a metric of one's own may not take: the suite's own aggregates.
+RESERVED_NAMES: frozenset[str] = frozenset({"errors", "cases", "all_metrics_pass_rate"})
+#: A metric of one's own is named like an identifier (its name is a gate path).
+OWN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
 #: ``package.module:ClassName`` (a dotted attribute path after the colon is allowed).
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -94,8 +99,14 @@ class RagMetricSpec(MetricSpec):
                     type=PydanticCustomError("unknown_metric", message), loc=("name",), input=self.name)])
             if self.options:
                 raise ValueError("'options' are keyword arguments of a 'deepeval' class; this metric has none")
-        elif self.name not in ours and self.threshold is None:
-            raise ValueError(f"metric {self.name!r} is not one of ours: give it a 'threshold'")
+        elif self.name not in ours:
+            if not OWN_NAME.match(self.name) or self.name in RESERVED_NAMES:
+                raise ValueError(f"metric name {self.name!r}: use letters, digits and '_' "
+                                 f"(not {', '.join(sorted(RESERVED_NAMES))}): it is a gate path")
+            if self.threshold is None:
+                raise ValueError(f"metric {self.name!r} is not one of ours: give it a 'threshold'")
+        if self.lower_is_better_ is not None and self.deepeval is None:
+            raise ValueError("'lower_is_better' is for a 'deepeval' class of your own; ours know their direction")
         if self.judge is not None:
             for field in ("model", "temperature"):
                 if getattr(self, field) is not None and getattr(self.judge, field) is not None:
