@@ -80,6 +80,13 @@ class RagMetricSpec(MetricSpec):
     #: A metric of your own where lower is better (default: ours and DeepEval's known ones).
     lower_is_better_: bool | None = Field(default=None, alias="lower_is_better")
 
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank (leave it out for the session's --evals-model)")
+        return value
+
     @field_validator("deepeval")
     @classmethod
     def _import_path(cls, value: str | None) -> str | None:

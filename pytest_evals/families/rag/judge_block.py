@@ -68,16 +68,17 @@ MAX_TEXT = 20_000
 class JudgeExample(BaseModel):
     """One worked example: what was judged and the judgement the authors expect."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     input: str = Field(min_length=1, max_length=MAX_TEXT)
     output: str = Field(min_length=1, max_length=MAX_TEXT)
 
 
 class JudgeBlock(BaseModel):
-    """A ``judge:`` block, as written in the suite (every field optional)."""
+    """A ``judge:`` block, as written in the suite (every field optional). Strict: a
+    quoted number or a 1 for true is a typo in a CI gate's file, not a guess to make."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     model: str | None = Field(default=None, min_length=1)
     system_prompt: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
