@@ -278,3 +278,4 @@ def test_deepeval_aggregates_plain_and_two_workers(pytester: pytest.Pytester, ju
     direct = [_direct(FaithfulnessMetric, c, 0.5)[0] for c in cases]
     assert a["metrics"]["faithfulness"]["mean"]["value"] == pytest.approx(sum(direct) / len(direct))
     assert a["metrics"]["bias"]["mean"]["n"] == len(cases)
+    assert a["tables"]["deepeval_classes"] == {"faithfulness": FAITHFULNESS, "bias": "deepeval.metrics:BiasMetric"}

@@ -88,6 +88,12 @@ def aggregate_results(
         for metric, model in (r.data.get("judge_models") or {}).items():
             if model not in models.setdefault(metric, []):
                 models[metric].append(str(model))
+    classes: dict[str, str] = {}
+    for r in ordered:
+        for metric, path in (r.data.get("deepeval_classes") or {}).items():
+            classes.setdefault(metric, str(path))
+    if classes:
+        tables["deepeval_classes"] = classes
     if models:
         # Every judge model used, per metric (a metric's own ``model`` overrides the session's).
         tables["judge_models"] = {m: ", ".join(sorted(v)) for m, v in models.items()}

@@ -160,6 +160,10 @@ class RagAnswers(Task[RagCase]):
                 extra["judge_contexts"] = list(inputs.judge_contexts)
         result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
         result.data["judge_models"] = models
+        classes = {spec.name: spec.deepeval for spec in specs if spec.deepeval and judge == "llm"}
+        if classes:
+            # Which metrics DeepEval's classes scored (GOV.UK's mapping included).
+            result.data["deepeval_classes"] = classes
         return result
 
     def run_settings(self) -> dict[str, Any]:
