@@ -279,3 +279,25 @@ def test_deepeval_aggregates_plain_and_two_workers(pytester: pytest.Pytester, ju
     assert a["metrics"]["faithfulness"]["mean"]["value"] == pytest.approx(sum(direct) / len(direct))
     assert a["metrics"]["bias"]["mean"]["n"] == len(cases)
     assert a["tables"]["deepeval_classes"] == {"faithfulness": FAITHFULNESS, "bias": "deepeval.metrics:BiasMetric"}
+
+
+def test_deepevals_own_plugin_reports_nothing_and_writes_no_identity(
+        pytester: pytest.Pytester, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """DeepEval's pytest plugin starts its telemetry at session start, before any metric of
+    ours loads DeepEval: our plugin opts out at configure time."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_HOME", "DEEPEVAL_TELEMETRY_ENABLED"):
+        monkeypatch.delenv(name, raising=False)
+    write_suite(pytester, CASES[:1], metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS}])
+    # without DeepEval's plugin, DeepEval is first imported by our metric, quiet: no file at all
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:deepeval")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert not (home / ".deepeval").exists() and not (pytester.path / ".deepeval").exists()
+    # with it (loaded before any plugin of ours can act), its telemetry still never starts:
+    # no identity file in the home folder (its import leaves an empty .deepeval folder)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert not (home / ".deepeval").exists()
+    assert list((pytester.path / ".deepeval").iterdir()) == []
