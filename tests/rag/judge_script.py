@@ -1,5 +1,7 @@
 """A scripted judge for the loopback OpenAI-compatible server.
 
+DeepEval's prompts are answered by :mod:`.deepeval_script`'s rules.
+
 The responder recognises which metric a request is for (by the opening line of its
 prompt) and which case (by the question in the prompt), and replies from a script:
 ``{(metric, question): [reply for call 1, reply for call 2, ...]}``; the last reply
@@ -15,6 +17,8 @@ from typing import Any
 
 from pytest_evals.families.rag.prompts import PROMPTS
 from pytest_evals.testing.fake_openai import last_user_message
+
+from .deepeval_script import deepeval_reply
 
 #: metric -> opening line of its prompt; both factual metrics share one prompt ("facts").
 OPENINGS: dict[str, str] = {
@@ -112,7 +116,9 @@ class ScriptedJudge:
         with self._lock:
             self.requests.append(request)
             if metric is None:
-                return self.target_reply
+                # DeepEval's own prompts (GOV.UK-shaped suites with DeepEval installed)
+                # get rule-based replies; anything else is a target's question.
+                return deepeval_reply(prompt) or self.target_reply
             key = (metric, section(prompt, "QUESTION"))
             n = self.calls[key]
             self.calls[key] += 1

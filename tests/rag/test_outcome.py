@@ -17,7 +17,26 @@ def test_mean_and_sample_std_over_runs() -> None:
     assert o.passed is False
     assert o.light() == {"score": pytest.approx(0.75), "std": pytest.approx(0.25), "runs": [1.0, 0.5, 0.75],
                          "threshold": 0.8, "passed": False, "error": None, "failed_runs": 0,
-                         "lower_is_better": False}
+                         "lower_is_better": False, "combine": "mean", "mean_passed": False,
+                         "runs_passed": 1, "majority_passed": False}
+
+
+def test_majority_of_runs_decides_when_asked() -> None:
+    # mean 0.6 < 0.7, yet 2 of 3 runs reach it: majority passes, the mean does not
+    runs = [run(0.9), run(0.9), run(0.0)]
+    mean = MetricOutcome("relevance", 0.7, runs=list(runs))
+    majority = MetricOutcome("relevance", 0.7, runs=list(runs), combine="majority")
+    assert mean.passed is False and majority.passed is True
+    assert majority.light()["mean_passed"] is False and majority.light()["majority_passed"] is True
+    assert majority.light()["runs_passed"] == 2
+    # a tie is not a majority; lower-is-better runs count at or below the threshold
+    tie = MetricOutcome("relevance", 0.7, runs=[run(0.9), run(0.1)], combine="majority")
+    assert tie.passed is False
+    bias = MetricOutcome("bias", 0.0, runs=[run(0.0), run(0.0), run(0.5)], lower_is_better=True,
+                         combine="majority")
+    assert bias.passed is True and bias.mean_passed is False
+    assert "[majority: 2 of 3 runs pass]" not in (case_message([bias]) or "")
+    assert "[majority: 2 of 3 runs pass]" in (case_message([majority, mean]) or "")
 
 
 def test_single_run_has_no_std() -> None:

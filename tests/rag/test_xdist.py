@@ -71,3 +71,33 @@ def test_scored_metrics_of_an_erroring_case_feed_the_aggregates(pytester: pytest
     m = summary(pytester.path / "s.json")["metrics"]
     assert m["relevance"]["mean"]["n"] == 4  # case c3 is an error, but its relevance was scored
     assert m["factual_correctness"]["errors"]["value"] == 1 and m["factual_correctness"]["mean"]["n"] == 3
+
+
+def test_judge_block_majority_plain_and_two_workers(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    """``judge: {n_runs: 3, combine: majority}``: the pass rate counts cases most of whose
+    runs pass, identically under -n 2; the mean is still the mean over every run."""
+    runs = [["yes"], ["yes", "no"], ["no"]]  # relevance 1.0, 0.5, 0.0
+    patterns = [(0, 0, 2), (0, 1, 1), (1, 1, 1), (0, 2, 2), (0, 0, 0), (2, 2, 0)]
+    cases, script = [], {}
+    for i, pattern in enumerate(patterns):
+        q = f"Question {i}: can I pay by card?"
+        cases.append({**CASE, "id": f"m{i}", "question": q})
+        script[("relevance", q)] = [js.relevance(*runs[p]) for p in pattern]
+    judge_server.script(script)
+    write_suite(pytester, cases, metrics=[{"name": "relevance", "threshold": 0.5}],
+                judge={"domain": "a card-payments help desk", "n_runs": 3, "combine": "majority"},
+                thresholds={"relevance": {"pass_rate": {"min": 0.5}}})
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "plain.json",
+                                          "--evals-cache-dir", "cache-plain")
+    judge_server.judge.calls.clear()  # the second run's judge answers the same three replies
+    two = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--evals-json", "two.json",
+                                        "--evals-cache-dir", "cache-two")
+    a, b = summary(pytester.path / "plain.json"), summary(pytester.path / "two.json")
+    assert a == b, plain.stdout.str()[-3000:]
+    assert plain.ret == two.ret
+    scores = [[(1.0, 0.5, 0.0)[p] for p in pattern] for pattern in patterns]
+    majority = sum(1 for s in scores if sum(x >= 0.5 for x in s) * 2 > len(s))
+    assert a["metrics"]["relevance"]["pass_rate"]["value"] == pytest.approx(majority / len(patterns))
+    assert a["metrics"]["relevance"]["mean"]["value"] == pytest.approx(sum(sum(s) / 3 for s in scores) / len(scores))
+    assert "run_std" in a["metrics"]["relevance"]
+    assert judge_server.server.stats()["received"] == 2 * len(patterns) * 3

@@ -10,7 +10,11 @@ asked and must answer), :mod:`.scoring` (verdicts to scores), :mod:`.judged` and
 :mod:`.offline` + :mod:`.sentences` (the LLM and embedding versions of every metric),
 :mod:`.outcome` (runs of a metric on one case), :mod:`.evaluate` and :mod:`.messages`
 (a case's status and failure text), :mod:`.generation` (``generate: true`` outputs),
-:mod:`.aggregation` (the suite's metric tree). Docs: docs/rag.md, docs/govuk.md.
+:mod:`.aggregation` (the suite's metric tree); :mod:`.judge_block` (the ``judge:`` block:
+the judge in the suite author's words), :mod:`.govuk_shape` and :mod:`.govuk_context`
+(GOV.UK Chat's suites, their judge wording and context text), :mod:`.deepeval_model` and
+:mod:`.deepeval_metric` (DeepEval metric classes run with our client). Docs: docs/rag.md,
+docs/govuk.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ sum is taken in the same order and plain and ``-n 2`` runs agree to the last dig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_evals.families.rag.config import RagMetricSpec
@@ -32,8 +32,9 @@ def _metric_data(result: CaseResult, name: str) -> dict[str, Any] | None:
 
 
 def aggregate_results(
-    specs: Sequence[RagMetricSpec], n_runs: int, results: Sequence[CaseResult]
+    specs: Sequence[RagMetricSpec], n_runs: int | Mapping[str, int], results: Sequence[CaseResult]
 ) -> tuple[MetricTree, dict[str, Any]]:
+    """``n_runs``: the suite's, or per metric (a metric's ``judge.n_runs``)."""
     ordered = sorted(results, key=lambda r: (r.index, r.case_id))
     tree: MetricTree = {}
     lowest: dict[str, list[dict[str, Any]]] = {}
@@ -43,6 +44,7 @@ def aggregate_results(
         errors = 0
         failed_runs = 0
         scored: list[tuple[float, int, str]] = []
+        majority = False
         for r in ordered:
             entry = _metric_data(r, spec.name)
             if entry is None:
@@ -56,15 +58,20 @@ def aggregate_results(
             scored.append((float(score), r.index, r.case_id))
             if entry.get("std") is not None:
                 run_stds.append(float(entry["std"]))
+            majority = majority or entry.get("combine") == "majority"
         # Every RAG metric scores in [0, 1]: its mean's interval stays inside.
         sub = score_summary(values, None if spec.lower_is_better else spec.effective_threshold, bounds=(0.0, 1.0))
         if spec.lower_is_better:
             # bias: a case passes at or below its threshold.
             ok = sum(1 for v in values if v <= spec.effective_threshold + 1e-9)
             sub["pass_rate"] = proportion(ok, len(values), "no scored cases")
+        if majority:
+            # judge.combine: majority: a case passes when most of its runs did.
+            ok = sum(1 for r in ordered if (_metric_data(r, spec.name) or {}).get("passed"))
+            sub["pass_rate"] = proportion(ok, len(values), "no scored cases")
         sub["errors"] = count(errors)
         sub["failed_runs"] = count(failed_runs)
-        if n_runs > 1:
+        if (n_runs if isinstance(n_runs, int) else n_runs.get(spec.name, 1)) > 1:
             # Mean within-case spread over runs: how much the judge disagrees with itself.
             # The std of [0, 1] scores is at most sqrt(k / (k - 1)) / 2 <= 0.71: bounded too.
             sub["run_std"] = mean_metric(run_stds, empty="no case was scored over several runs", bounds=(0.0, 1.0))
@@ -81,6 +88,12 @@ def aggregate_results(
         for metric, model in (r.data.get("judge_models") or {}).items():
             if model not in models.setdefault(metric, []):
                 models[metric].append(str(model))
+    classes: dict[str, str] = {}
+    for r in ordered:
+        for metric, path in (r.data.get("deepeval_classes") or {}).items():
+            classes.setdefault(metric, str(path))
+    if classes:
+        tables["deepeval_classes"] = classes
     if models:
         # Every judge model used, per metric (a metric's own ``model`` overrides the session's).
         tables["judge_models"] = {m: ", ".join(sorted(v)) for m, v in models.items()}

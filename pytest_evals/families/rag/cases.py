@@ -8,7 +8,7 @@ those checks live in :func:`missing_fields` rather than in the model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -82,13 +82,17 @@ def is_missing(case: RagCase, field: str) -> bool:
 
 
 def missing_fields(
-    case: RagCase, metrics: Iterable[str], fields: Iterable[str] | None = None
+    case: RagCase,
+    metrics: Iterable[str],
+    fields: Iterable[str] | None = None,
+    needs: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[tuple[str, str]]:
-    """(field, metric) pairs the case lacks, restricted to ``fields`` when given."""
+    """(field, metric) pairs the case lacks, restricted to ``fields`` when given; ``needs``
+    gives the fields of metrics of one's own (DeepEval classes)."""
     allowed = set(fields) if fields is not None else None
     missing: list[tuple[str, str]] = []
     for metric in metrics:
-        for field in METRIC_FIELDS[metric]:
+        for field in (needs or {}).get(metric) or METRIC_FIELDS.get(metric, ("question",)):
             if allowed is not None and field not in allowed:
                 continue
             if is_missing(case, field):

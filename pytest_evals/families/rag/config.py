@@ -1,11 +1,16 @@
-"""The ``rag_answers`` suite configuration: GOV.UK's ``metrics: [{name, threshold, model, temperature}]``."""
+"""The ``rag_answers`` suite configuration: GOV.UK's ``metrics: [{name, threshold, model, temperature}]``,
+plus a ``judge:`` block (suite-wide and per metric, :mod:`.judge_block`) and DeepEval
+metric classes by import path (``deepeval:``, :mod:`.deepeval_metric`)."""
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from pytest_evals.families.rag.judge_block import JudgeBlock
 from pytest_evals.suites.suite_config import MetricSpec, SuiteConfig
 
 MetricName = Literal[
@@ -22,6 +27,21 @@ MetricName = Literal[
 
 #: Metrics where a lower score is better: the case passes when score <= threshold.
 LOWER_IS_BETTER: frozenset[str] = frozenset({"bias"})
+
+#: DeepEval metric classes whose score is better when lower (their ``is_successful``
+#: is ``score <= threshold``).
+LOWER_IS_BETTER_CLASSES: frozenset[str] = frozenset(
+    {"BiasMetric", "ToxicityMetric", "HallucinationMetric", "PIILeakageMetric", "MisuseMetric",
+     "NonAdviceMetric", "RoleViolationMetric"}
+)
+
+#: Names a metric of one's own may not take: the suite's own aggregates.
+RESERVED_NAMES: frozenset[str] = frozenset({"errors", "cases", "all_metrics_pass_rate"})
+#: A metric of one's own is named like an identifier (its name is a gate path).
+OWN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: ``package.module:ClassName`` (a dotted attribute path after the colon is allowed).
+IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 #: Per-case thresholds when a metric entry gives none: GOV.UK Chat's own settings
 #: (factual_recall is not in theirs; 0.8 is ours, in line with their other graded metrics).
@@ -44,11 +64,61 @@ class RagMetricSpec(MetricSpec):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: MetricName
+    #: One of ours (:data:`MetricName`), or any name for a metric given by ``deepeval:``.
+    name: str = Field(min_length=1)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     temperature: float | None = Field(default=None, ge=0.0)
     #: Offline (embedding) judge only: the cosine similarity that counts as a match.
     similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    #: The judge in the suite author's words (overrides the suite's ``judge:`` field by field).
+    judge: JudgeBlock | None = None
+    #: A DeepEval metric class (``deepeval.metrics:FaithfulnessMetric``, or any importable
+    #: class built on DeepEval's ``BaseMetric``) run with our client as its model.
+    deepeval: str | None = None
+    #: Keyword arguments for that class (``penalize_ambiguous_claims: true``...).
+    options: dict[str, Any] = Field(default_factory=dict)
+    #: A metric of your own where lower is better (default: ours and DeepEval's known ones).
+    lower_is_better_: bool | None = Field(default=None, alias="lower_is_better")
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank (leave it out for the session's --evals-model)")
+        return value
+
+    @field_validator("deepeval")
+    @classmethod
+    def _import_path(cls, value: str | None) -> str | None:
+        if value is not None and not IMPORT_PATH.match(value.strip()):
+            raise ValueError(f"expected 'package.module:ClassName', got {value!r}")
+        return value.strip() if value is not None else None
+
+    @model_validator(mode="after")
+    def _known_or_deepeval(self) -> RagMetricSpec:
+        ours = get_args(MetricName)
+        if self.deepeval is None:
+            if self.name not in ours:
+                # Located at the name (metrics.0.name), where the typo is.
+                message = (f"unknown metric {self.name!r}; known: {', '.join(ours)} "
+                           "(or give 'deepeval: package.module:Class' for a metric of your own)")
+                raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                    type=PydanticCustomError("unknown_metric", message), loc=("name",), input=self.name)])
+            if self.options:
+                raise ValueError("'options' are keyword arguments of a 'deepeval' class; this metric has none")
+        elif self.name not in ours:
+            if not OWN_NAME.match(self.name) or self.name in RESERVED_NAMES:
+                raise ValueError(f"metric name {self.name!r}: use letters, digits and '_' "
+                                 f"(not {', '.join(sorted(RESERVED_NAMES))}): it is a gate path")
+            if self.threshold is None:
+                raise ValueError(f"metric {self.name!r} is not one of ours: give it a 'threshold'")
+        if self.lower_is_better_ is not None and self.deepeval is None:
+            raise ValueError("'lower_is_better' is for a 'deepeval' class of your own; ours know their direction")
+        if self.judge is not None:
+            for field in ("model", "temperature"):
+                if getattr(self, field) is not None and getattr(self.judge, field) is not None:
+                    raise ValueError(f"give '{field}' once: both the metric and its 'judge' block set it")
+        return self
 
     @property
     def effective_threshold(self) -> float:
@@ -56,7 +126,16 @@ class RagMetricSpec(MetricSpec):
 
     @property
     def lower_is_better(self) -> bool:
+        if self.lower_is_better_ is not None:
+            return self.lower_is_better_
+        if self.deepeval is not None:
+            return self.deepeval.rsplit(":", 1)[1].rsplit(".", 1)[-1] in LOWER_IS_BETTER_CLASSES
         return self.name in LOWER_IS_BETTER
+
+    def own_judge_fields(self) -> JudgeBlock | None:
+        """GOV.UK's per-metric ``model``/``temperature`` as a judge block (None if neither)."""
+        given = {f: getattr(self, f) for f in ("model", "temperature") if getattr(self, f) is not None}
+        return JudgeBlock.model_validate(given) if given else None
 
 
 class RagConfig(SuiteConfig):
@@ -71,6 +150,14 @@ class RagConfig(SuiteConfig):
     claude_generation_model: str | None = None
     guardrail_type: str | None = None
     provider: str | None = None
+    #: The judge in the suite author's words, for every judged metric (:mod:`.judge_block`).
+    judge: JudgeBlock | None = None
+    #: GOV.UK Chat's behaviour (their judge wording, their context text, their DeepEval
+    #: metrics when installed). Default: detected from the file (:mod:`.govuk_shape`).
+    govuk: bool | None = None
+    #: Score our metric names with the DeepEval classes GOV.UK's configs use: ``auto``
+    #: (GOV.UK-shaped suites, when DeepEval is installed), ``always`` or ``never``.
+    deepeval_metrics: Literal["auto", "always", "never"] = "auto"
 
     @field_validator("metrics")
     @classmethod

@@ -11,7 +11,7 @@ runs are named in the message.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_evals.families.rag.config import RagMetricSpec
@@ -25,8 +25,11 @@ from pytest_evals.model.errors import ErrorKind, InfrastructureError, JudgeError
 Runner = Callable[[str, RagMetricSpec, int], Awaitable[RunOutcome]]
 
 
-async def run_metric(spec: RagMetricSpec, repeats: int, runner: Runner, judge: str) -> MetricOutcome:
-    outcome = MetricOutcome(spec.name, spec.effective_threshold, judge=judge, lower_is_better=spec.lower_is_better)
+async def run_metric(
+    spec: RagMetricSpec, repeats: int, runner: Runner, judge: str, combine: str = "mean"
+) -> MetricOutcome:
+    outcome = MetricOutcome(spec.name, spec.effective_threshold, judge=judge,
+                            lower_is_better=spec.lower_is_better, combine=combine)
     results = await asyncio.gather(
         *(runner(spec.name, spec, i) for i in range(repeats)), return_exceptions=True
     )
@@ -44,9 +47,20 @@ async def run_metric(spec: RagMetricSpec, repeats: int, runner: Runner, judge: s
 
 
 async def score_case(
-    specs: Sequence[RagMetricSpec], repeats: int, runner: Runner, judge: str
+    specs: Sequence[RagMetricSpec],
+    repeats: int | Mapping[str, int],
+    runner: Runner,
+    judge: str,
+    combine: Mapping[str, str] | None = None,
 ) -> list[MetricOutcome]:
-    return list(await asyncio.gather(*(run_metric(s, repeats, runner, judge) for s in specs)))
+    """``repeats``: one count for every metric, or per metric name (a ``judge.n_runs``)."""
+
+    def count(name: str) -> int:
+        return repeats if isinstance(repeats, int) else repeats[name]
+
+    return list(await asyncio.gather(*(
+        run_metric(s, count(s.name), runner, judge, (combine or {}).get(s.name, "mean")) for s in specs
+    )))
 
 
 def fill_result(

@@ -8,12 +8,13 @@ once per run and scores both from that reply.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from pytest_evals.families.rag.outcome import RunOutcome
-from pytest_evals.families.rag.prompts import PROMPTS, judge_messages
+from pytest_evals.families.rag.prompts import JUDGE_SYSTEM, PROMPTS, judge_messages
 from pytest_evals.families.rag.replies import REPLIES
 from pytest_evals.families.rag.scoring import outcome_from_reply
 from pytest_evals.model.errors import JudgeError
@@ -21,6 +22,7 @@ from pytest_evals.model.errors import JudgeError
 if TYPE_CHECKING:
     from pytest_evals.families.rag.config import RagMetricSpec
     from pytest_evals.families.rag.inputs import MetricInputs
+    from pytest_evals.families.rag.judge_block import ResolvedJudge
     from pytest_evals.llm.judge import Judge
 
 #: Cache namespace of every rag_answers judge call.
@@ -42,27 +44,44 @@ def coerce_reply(model: type[BaseModel], data: Any, metric: str, raw: str | None
 class CaseJudge:
     """Asks the judge for one case; identical requests within the case are made once."""
 
-    def __init__(self, judge: Judge, inputs: MetricInputs, penalize_ambiguous: bool = True) -> None:
+    def __init__(
+        self,
+        judge: Judge,
+        inputs: MetricInputs,
+        penalize_ambiguous: bool = True,
+        judges: Mapping[str, ResolvedJudge] | None = None,
+    ) -> None:
         self.judge = judge
         self.inputs = inputs
         self.penalize_ambiguous = penalize_ambiguous
-        self._pending: dict[tuple[str, str | None, float | None, int], asyncio.Task[tuple[BaseModel, Any]]] = {}
+        #: metric -> its resolved judge settings (persona, criteria, model...); a metric
+        #: without one is asked with its spec's model and GOV.UK's persona.
+        self.judges = dict(judges or {})
+        self._pending: dict[tuple[Any, ...], asyncio.Task[tuple[BaseModel, Any]]] = {}
+
+    def _settings(self, metric: str, spec: RagMetricSpec) -> tuple[str, str | None, float | None]:
+        resolved = self.judges.get(metric)
+        if resolved is None:
+            return JUDGE_SYSTEM, spec.model, spec.temperature
+        return resolved.system_message(), resolved.model, resolved.temperature
 
     async def _ask(self, metric: str, spec: RagMetricSpec, repeat: int) -> tuple[BaseModel, Any]:
         model = REPLIES[metric]
-        messages = judge_messages(metric, **self.inputs.prompt_fields())
+        system, judge_model, temperature = self._settings(metric, spec)
+        messages = judge_messages(metric, system, **self.inputs.prompt_fields(metric))
         data, resp = await self.judge.json(
             messages,
             schema=model,
             namespace=NAMESPACE,
-            model=spec.model,
-            temperature=spec.temperature,
+            model=judge_model,
+            temperature=temperature,
             repeat=repeat,
         )
         return coerce_reply(model, data, metric, getattr(resp, "text", None)), resp
 
     async def run(self, metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
-        key = (PROMPTS[metric], spec.model, spec.temperature, repeat)
+        # Metrics asking the same thing in the same words of the same model share a reply.
+        key = (PROMPTS[metric], *self._settings(metric, spec), repeat)
         task = self._pending.get(key)
         if task is None:
             task = asyncio.ensure_future(self._ask(metric, spec, repeat))

@@ -24,14 +24,17 @@ def metric_line(outcome: MetricOutcome) -> str:
     score = outcome.score
     assert score is not None
     mark = "ok  " if outcome.passed else "FAIL"
+    # The sign compares the mean with the threshold; under "majority" the runs decide.
     if outcome.lower_is_better:
-        sign = "<=" if outcome.passed else ">"
+        sign = "<=" if outcome.mean_passed else ">"
     else:
-        sign = ">=" if outcome.passed else "<"
+        sign = ">=" if outcome.mean_passed else "<"
     spread = ""
     if len(outcome.runs) > 1:
         std = outcome.std or 0.0
         spread = f" (mean of {len(outcome.runs)} runs, std {std:.2f})"
+    if outcome.combine == "majority":
+        spread += f" [majority: {outcome.runs_passed} of {len(outcome.runs)} runs pass]"
     if outcome.errors:
         spread += f" [{len(outcome.errors)} run(s) failed: {_short(outcome.error_message(), 160)}]"
     line = f"{mark} {outcome.name}: {score:.2f} {sign} threshold {outcome.threshold:.2f}{spread}"

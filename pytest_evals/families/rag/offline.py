@@ -246,6 +246,9 @@ class OfflineCaseJudge:
 
     async def run(self, metric: str, spec: RagMetricSpec, repeat: int = 0) -> RunOutcome:
         """One metric; ``repeat`` is accepted for symmetry with the LLM judge and ignored."""
+        if metric == "bias":
+            # A lexical rule: no cosine cut-off applies (a ``similarity`` given is unused).
+            return score_bias(self.answer)
         t = spec.similarity if spec.similarity is not None else OFFLINE_SIMILARITY[metric]
         if metric == "relevance":
             sims = await self.sim(self.answer, [self.inputs.question])
@@ -274,6 +277,4 @@ class OfflineCaseJudge:
         if metric == "absence_of_factual_contradictions":
             sims = await self.sim(self.answer, self.ideal)
             return score_contradictions(self.answer, self.ideal, sims, t, self.name)
-        if metric == "bias":
-            return score_bias(self.answer)
         raise ValueError(f"unknown rag_answers metric {metric!r}")

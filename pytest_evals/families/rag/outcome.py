@@ -63,6 +63,9 @@ class MetricOutcome:
     judge: str = "llm"
     #: bias: the case passes when the score is at most the threshold.
     lower_is_better: bool = False
+    #: How the runs decide the case: "mean" (the mean score against the threshold,
+    #: GOV.UK's rule) or "majority" (more than half of the runs pass).
+    combine: str = "mean"
 
     @property
     def failed(self) -> bool:
@@ -81,14 +84,30 @@ class MetricOutcome:
             return None
         return stats.std([r.score for r in self.runs], ddof=1)
 
-    @property
-    def passed(self) -> bool | None:
-        score = self.score
-        if score is None:
-            return None
+    def _meets(self, score: float) -> bool:
         if self.lower_is_better:
             return score <= self.threshold + THRESHOLD_TOLERANCE
         return score >= self.threshold - THRESHOLD_TOLERANCE
+
+    @property
+    def runs_passed(self) -> int:
+        return sum(1 for r in self.runs if self._meets(r.score))
+
+    @property
+    def majority_passed(self) -> bool | None:
+        """More than half of the successful runs met the threshold (a tie does not)."""
+        if self.failed:
+            return None
+        return 2 * self.runs_passed > len(self.runs)
+
+    @property
+    def mean_passed(self) -> bool | None:
+        score = self.score
+        return None if score is None else self._meets(score)
+
+    @property
+    def passed(self) -> bool | None:
+        return self.majority_passed if self.combine == "majority" else self.mean_passed
 
     @property
     def reason(self) -> str:
@@ -116,6 +135,10 @@ class MetricOutcome:
             "error": str(self.errors[0].kind) if self.errors and not self.runs else None,
             "failed_runs": len(self.errors),
             "lower_is_better": self.lower_is_better,
+            "combine": self.combine,
+            "mean_passed": self.mean_passed,
+            "runs_passed": self.runs_passed,
+            "majority_passed": self.majority_passed,
         }
 
     def details(self) -> dict[str, Any]:

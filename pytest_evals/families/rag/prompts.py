@@ -8,6 +8,8 @@ Placeholders are ``str.format`` fields; literal braces in the JSON shapes are do
 
 from __future__ import annotations
 
+#: GOV.UK Chat's judge persona: the default of GOV.UK-shaped suites only (other suites get
+#: a neutral one or their own ``judge:`` wording, :mod:`.judge_block`).
 JUDGE_SYSTEM = (
     "You are a meticulous evaluator of answers given by a public-service assistant that "
     "answers questions about government services from retrieved web pages. You follow the "
@@ -194,9 +196,10 @@ PROMPTS: dict[str, str] = {
 }
 
 
-def judge_messages(metric: str, **fields: str) -> list[dict[str, str]]:
-    """The chat messages sent to the judge for ``metric``."""
+def judge_messages(metric: str, system: str = JUDGE_SYSTEM, **fields: str) -> list[dict[str, str]]:
+    """The chat messages sent to the judge for ``metric`` (``system``: the judge's persona,
+    criteria and examples, :meth:`.judge_block.ResolvedJudge.system_message`)."""
     return [
-        {"role": "system", "content": JUDGE_SYSTEM},
+        {"role": "system", "content": system},
         {"role": "user", "content": PROMPTS[metric].format(**fields)},
     ]

@@ -12,12 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_evals.families.rag.aggregation import aggregate_results
 from pytest_evals.families.rag.cases import RagCase, describe_missing, missing_fields
-from pytest_evals.families.rag.config import RagConfig
+from pytest_evals.families.rag.config import RagConfig, RagMetricSpec
 from pytest_evals.families.rag.evaluate import Runner, fill_result, score_case
 from pytest_evals.families.rag.generation import merge_output
+from pytest_evals.families.rag.govuk_shape import is_govuk_shaped
 from pytest_evals.families.rag.inputs import MetricInputs
+from pytest_evals.families.rag.judge_block import ResolvedJudge, resolve_judge
+from pytest_evals.families.rag.outcome import RunOutcome
+from pytest_evals.families.rag.prompts import JUDGE_SYSTEM
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import CaseInputError
+from pytest_evals.model.errors import CaseInputError, JudgeError
 from pytest_evals.model.metric_value import MetricTree
 from pytest_evals.tasks.task_contract import CaseRef, Task, validate
 
@@ -26,6 +30,27 @@ if TYPE_CHECKING:
 
 #: Fields a ``generate: true`` case must bring itself (the target makes the rest).
 GIVEN_WHEN_GENERATING: tuple[str, ...] = ("question", "ideal_answer")
+
+
+def offline_runner(rule: Runner) -> Runner:
+    """Our offline rules; a DeepEval class has none, and says so (never a silent pass)."""
+
+    async def run(metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
+        if spec.deepeval is not None:
+            raise JudgeError(f"{metric}: {spec.deepeval} is a DeepEval metric and needs a model endpoint "
+                             "(no offline version); set --evals-base-url or remove it for offline runs")
+        return await rule(metric, spec, repeat)
+
+    return run
+
+
+def either(ours: Runner, deepeval: Runner) -> Runner:
+    """Metrics given by a DeepEval class go to DeepEval, the others to our judge."""
+
+    async def run(metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
+        return await (deepeval if spec.deepeval else ours)(metric, spec, repeat)
+
+    return run
 
 
 class RagAnswers(Task[RagCase]):
@@ -44,10 +69,43 @@ class RagAnswers(Task[RagCase]):
     def metric_names(self) -> list[str]:
         return [m.name for m in self.rag_config.metrics]
 
+    @property
+    def govuk(self) -> bool:
+        """GOV.UK Chat's wording, context text and metrics apply (:mod:`.govuk_shape`)."""
+        return is_govuk_shaped(self.suite, self.rag_config)
+
+    def judges(self) -> dict[str, ResolvedJudge]:
+        """metric -> its judge: the suite's ``judge:``, the metric's ``model``/``temperature``,
+        then the metric's own ``judge:``, over the suite's ``n_runs``."""
+        cfg = self.rag_config
+        persona = JUDGE_SYSTEM if self.govuk else None
+        return {
+            spec.name: resolve_judge([cfg.judge, spec.own_judge_fields(), spec.judge],
+                                     n_runs=cfg.n_runs, govuk_persona=persona)
+            for spec in cfg.metrics
+        }
+
+    def metric_needs(self) -> dict[str, tuple[str, ...]]:
+        """The case fields of each metric given by a DeepEval class of one's own (the
+        class's required parameters); a class that cannot be loaded is named here."""
+        from pytest_evals.families.rag.cases import METRIC_FIELDS
+
+        needs: dict[str, tuple[str, ...]] = {}
+        for i, spec in enumerate(self.rag_config.metrics):
+            if spec.deepeval is None or spec.name in METRIC_FIELDS:
+                continue
+            from pytest_evals.families.rag.deepeval_metric import load_class, required_fields
+
+            try:
+                needs[spec.name] = required_fields(load_class(spec.deepeval))
+            except ValueError as exc:
+                raise CaseInputError(f"{self.suite.path}: field 'metrics[{i}].deepeval': {exc}") from None
+        return needs
+
     def validate_case(self, data: Any, ref: CaseRef) -> RagCase:
         case: RagCase = validate(RagCase, data, ref.source)
         fields = GIVEN_WHEN_GENERATING if self.config.generate else None
-        missing = missing_fields(case, self.metric_names, fields)
+        missing = missing_fields(case, self.metric_names, fields, self.metric_needs())
         if missing:
             raise CaseInputError(f"{ref.source}: {describe_missing(missing)}")
         return case
@@ -62,31 +120,75 @@ class RagAnswers(Task[RagCase]):
         return merge_output(case, output, f"{ref.source}: target {target.description}", self.metric_names)
 
     async def evaluate(self, case: RagCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
-        inputs = MetricInputs.from_case(case, ref.source)
-        specs = self.rag_config.metrics
+        govuk = self.govuk
+        inputs = MetricInputs.from_case(case, ref.source, govuk=govuk)
+        from pytest_evals.families.rag.deepeval_metric import effective_specs
+
+        specs = effective_specs(self.rag_config, govuk, ctx.offline)
+        judges = self.judges()
+        combine = {name: j.combine for name, j in judges.items()}
         runner: Runner
+        repeats: int | dict[str, int]
         if ctx.offline:
             from pytest_evals.families.rag.offline import OfflineCaseJudge
 
             offline = OfflineCaseJudge(ctx.embedder, inputs)
-            runner = offline.run
+            runner = offline_runner(offline.run)
             # The embedding baseline is deterministic: repeating it would only fake a spread.
             judge, judge_name, repeats = "offline", f"offline embedding baseline: {offline.name}", 1
+            models = {spec.name: judge_name for spec in specs}
         else:
             from pytest_evals.families.rag.judged import CaseJudge
 
-            runner = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims).run
-            judge, repeats = "llm", self.config.n_runs
+            ours = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims, judges).run
+            runner = ours
+            if any(spec.deepeval for spec in specs):
+                from pytest_evals.families.rag.deepeval_metric import DeepEvalCaseJudge
+
+                theirs = DeepEvalCaseJudge(ctx.judge, inputs, case.structured_contexts or [], ref.case_id,
+                                           judges, ctx.llm.model).run
+                runner = either(ours, theirs)
+            judge, repeats = "llm", {name: j.n_runs for name, j in judges.items()}
             # A metric's own ``model`` is sent with its requests; name every one used.
-            models = sorted({spec.model or ctx.llm.model for spec in specs})
-            judge_name = f"LLM judge ({', '.join(models)})"
-        outcomes = await score_case(specs, repeats, runner, judge)
-        extra = {"n_runs": repeats}
+            models = {name: j.model or ctx.llm.model for name, j in judges.items()}
+            judge_name = f"LLM judge ({', '.join(sorted(set(models.values())))})"
+        outcomes = await score_case(specs, repeats, runner, judge, combine)
+        extra: dict[str, Any] = {"n_runs": repeats if isinstance(repeats, int) else max(repeats.values())}
+        if judge == "llm":
+            extra["judge_personas"] = {name: j.persona for name, j in judges.items()}
+            if inputs.judge_contexts is not None:
+                extra["judge_contexts"] = list(inputs.judge_contexts)
         result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
-        result.data["judge_models"] = {
-            spec.name: (spec.model or ctx.llm.model) if judge == "llm" else judge_name for spec in specs
-        }
+        result.data["judge_models"] = models
+        classes = {spec.name: spec.deepeval for spec in specs if spec.deepeval and judge == "llm"}
+        if classes:
+            # Which metrics DeepEval's classes scored (GOV.UK's mapping included).
+            result.data["deepeval_classes"] = classes
         return result
 
+    def run_settings(self) -> dict[str, Any]:
+        """The core's settings, plus what a ``judge:`` block or a DeepEval class changes:
+        a baseline judged in other words or by other code is not comparable."""
+        out = super().run_settings()
+        cfg = self.rag_config
+        if cfg.judge is None and not any(s.judge or s.deepeval for s in cfg.metrics):
+            return out
+        import hashlib
+
+        judges: dict[str, Any] = {}
+        resolved = self.judges()
+        for spec in cfg.metrics:
+            j = resolved[spec.name]
+            judges[spec.name] = {
+                "persona": j.persona,
+                # the wording itself is in the suite file; its hash tells two runs apart
+                "system_sha256": hashlib.sha256(j.system_message().encode()).hexdigest()[:16],
+                "n_runs": j.n_runs, "combine": j.combine,
+                **({"deepeval": spec.deepeval, "options": spec.options} if spec.deepeval else {}),
+            }
+        out["judges"] = judges
+        return out
+
     def aggregate(self, results: list[CaseResult]) -> tuple[MetricTree, dict[str, Any]]:
-        return aggregate_results(self.rag_config.metrics, self.config.n_runs, results)
+        runs = {name: j.n_runs for name, j in self.judges().items()}
+        return aggregate_results(self.rag_config.metrics, runs, results)
