@@ -276,7 +276,7 @@ class Aggregator:
             except EvalsError as exc:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
-                summary = suite_summary(
+                summary = self._variant_summary(suite, task, results, accounted) or suite_summary(
                     suite,
                     task,
                     results,
@@ -289,6 +289,23 @@ class Aggregator:
                 # baseline, what a later run pairs with) once the suite's own gates are checked.
                 self.config.hook.pytest_evals_suite_verdict(config=self.config, suite=summary, task=task, results=results)
             self.suites.append(summary)
+
+    def _variant_summary(self, suite: Any, task: Any, results: list[CaseResult], accounted: bool) -> SuiteSummary | None:
+        """A suite with variants: each variant summarised alone, side by side (None: no variants)."""
+        from pytest_evals.collection.variant_items import is_variant_task
+
+        if not is_variant_task(task):
+            return None
+        from pytest_evals.controller.variant_matrix import variant_suite_summary
+
+        prefix = suite.nodeid + "::"
+        return variant_suite_summary(
+            suite, task, results, self.strict, accounted,
+            population=self._population_of(suite.nodeid, results) if accounted else None,
+            allow_partial=self.allow_partial,
+            selected=[n for n in self.expected or [] if n.startswith(prefix)],
+            not_run=self.not_run.get(suite.nodeid, []), xfail=self.xfail_outcomes,
+        )
 
     def _population_of(self, suite_id: str, results: list[CaseResult]) -> Population:
         """What the suite's verdict needs to know about the cases it did not measure."""
