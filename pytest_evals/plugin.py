@@ -40,8 +40,7 @@ pytest_plugins = [
     "pytest_evals.controller.progress",
     "pytest_evals.reports.report_plugin",
     "pytest_evals.hardening.report_guard",
-    "pytest_evals.regression.regression_plugin",
-    "pytest_evals.regression.variant_plugin",
+    "pytest_evals.regression.regression_plugin", "pytest_evals.regression.variant_plugin",
 ]
 
 
