@@ -27,6 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    model = config.getoption("evals_model", None)
+    if not config.getoption("evals_variant", None) and not (isinstance(model, str) and "," in model):
+        return  # every run imports this plugin: nothing heavy unless variants are asked for
     from pytest_evals.collection.variant_items import cli_variants, split_model_option
 
     split_model_option(config)
