@@ -107,7 +107,9 @@ class VariantTask(Task[Any]):
         self.spec = spec
         self.name = base.name  # type: ignore[misc]
         self.by_name = {v.name: v for v in variants}
+        #: For membership tests only; :attr:`order` is the variants' order.
         self.names = frozenset(self.by_name)
+        self.order = [v.name for v in variants]
 
     @property
     def reference(self) -> str:

@@ -266,13 +266,13 @@ def _best(task: VariantTask, metric: str, run: Any, values: dict[str, float | No
         out["reason"] = f"{' and '.join(leaders)} tie"
         return out
     cand = leaders[0]
-    tests = [c for other in task.names if other != cand and (c := run(cand, other, metric)) is not None]
+    tests = [c for other in task.order if other != cand and (c := run(cand, other, metric)) is not None]
     ps = [t.p_value if t.p_value is not None else 1.0 for t in tests]
     adjusted = holm(ps)
     out["against"] = [
         {"variant": t.against, "diff": t.test.diff, "p_value": p, "p_holm": a} for t, p, a in zip(tests, ps, adjusted, strict=True)
     ]
-    wins = len(tests) == len(task.names) - 1 and all(
+    wins = len(tests) == len(task.order) - 1 and all(
         a < alpha and (t.test.diff or 0) > 0 for t, a in zip(tests, adjusted, strict=True)
     )
     if wins:
@@ -296,7 +296,7 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
     if block is None:
         return
     alpha = _alpha(config)
-    by_variant: dict[str, dict[str, CaseResult]] = {n: {} for n in task.names}
+    by_variant: dict[str, dict[str, CaseResult]] = {n: {} for n in task.order}
     for r in results:
         from pytest_evals.collection.variant_items import split_case_id
 
@@ -323,7 +323,7 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
         c.detectable = detectable(p, c.test, alpha) if c.p_value is not None else None
         return c
 
-    comparisons = [c for v in task.names if v != ref for m in metrics if (c := run(v, ref, m)) is not None]
+    comparisons = [c for v in task.order if v != ref for m in metrics if (c := run(v, ref, m)) is not None]
     tested = [c for c in comparisons if c.p_value is not None]
     for c, a in zip(tested, holm([c.p_value for c in tested if c.p_value is not None]), strict=True):
         c.p_holm = a
@@ -332,7 +332,7 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
     block["alpha"] = alpha
     block["compared_metrics"] = metrics
     block["comparisons"] = [c.to_json() for c in comparisons]
-    best = [_best(task, m, run, {v: _value(summary, v, m) for v in task.names}, alpha) for m in metrics]
+    best = [_best(task, m, run, {v: _value(summary, v, m) for v in task.order}, alpha) for m in metrics]
     block["best"] = best
     primary = next((m for m in PRIMARY if m in metrics), metrics[0] if metrics else None)
     block["primary_metric"] = primary
