@@ -122,7 +122,7 @@ def test_command_line_variants_skip_suites_they_do_not_fit(pytester: pytest.Pyte
     data.write_text(json.dumps({"id": "s1", "question": "q", "expected_outcome": True, "actual_outcome": True}) + "\n")
     (pytester.path / "saved.eval.yaml").write_text(
         "task: jailbreak_guardrails\ninput_path: data/saved.jsonl\n", encoding="utf-8")
-    result, summary = run(pytester, server, "--evals-variant", "x:model=m-bad", "--evals-variant", "y:model=m-good")
+    _result, summary = run(pytester, server, "--evals-variant", "x:model=m-bad", "--evals-variant", "y:model=m-good")
     by = {s["name"]: s for s in summary["suites"]}
     assert by["jb"]["variants"]["names"] == ["x", "y"]
     assert "variants" not in by["saved"] and by["saved"]["cases"]["total"] == 1
