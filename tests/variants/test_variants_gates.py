@@ -133,3 +133,18 @@ def test_malformed_command_line_variant_is_a_usage_error(pytester: pytest.Pytest
     result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-variant", "nomodel"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--evals-variant 'nomodel': expected NAME:KEY=VALUE*"])
+
+
+def test_summary_of_a_variant_run_follows_the_schema(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    schema = json.loads((Path(__file__).parents[1] / "core" / "summary.schema.json").read_text(encoding="utf-8"))
+    variants = [{**THREE[0], "better_than": {"variant": "bad", "metric": "accuracy"}}, THREE[1], THREE[2]]
+    write_suite(pytester.path, variants=variants, thresholds={"accuracy": {"min": 0.1}})
+    _result, summary = run(pytester, server)
+    jsonschema.Draft202012Validator(schema).validate(summary)
+    broken = json.loads(json.dumps(summary))
+    broken["suites"][0]["variants"]["comparisons"][0]["verdict"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
