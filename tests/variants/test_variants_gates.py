@@ -148,3 +148,22 @@ def test_summary_of_a_variant_run_follows_the_schema(pytester: pytest.Pytester, 
     broken["suites"][0]["variants"]["comparisons"][0]["verdict"] = "maybe"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def test_markdown_and_junit_show_the_variants(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    write_suite(pytester.path, variants=THREE, thresholds={"accuracy": {"min": 0.1}})
+    _result, summary = run(pytester, server, "--evals-markdown", "s.md", "--junitxml", "j.xml")
+    md = (pytester.path / "s.md").read_text(encoding="utf-8")
+    assert "| metric | good (ref) | mid | bad |" in md
+    assert "| accuracy | 0.933 [0.779, 0.992] | 0.733 [0.541, 0.877] | 0.433 [0.255, 0.626] |" in md
+    assert "bad vs good accuracy: -0.5000" in md and "-> worse" in md
+    assert "best on accuracy: no significant difference" in md
+    import xml.etree.ElementTree as ET
+
+    props = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "j.xml").iter("property")}
+    assert props["evals.jb.good.accuracy"] == "0.9333333333333333" or props["evals.jb.good.accuracy"].startswith("0.933")
+    assert props["evals.jb.variants.reference"] == "good"
+    assert props["evals.jb.variants.bad.vs.good.accuracy.verdict"] == "worse"
+    assert props["evals.jb.variants.best.accuracy"] == "no significant difference"
+    comps = {(c["variant"], c["metric"]): c for c in summary["suites"][0]["variants"]["comparisons"]}
+    assert props["evals.jb.variants.mid.vs.good.accuracy.p_holm"] == f"{comps[('mid', 'accuracy')]['p_holm']:.3g}"
