@@ -36,16 +36,19 @@ def pytest_configure(config: pytest.Config) -> None:
     cli_variants(config)  # a malformed --evals-variant is a usage error now
 
 
+@pytest.hookimpl(trylast=True)  # after the regression plugin recorded the suite's settings
 def pytest_evals_suite_verdict(
     config: pytest.Config, suite: SuiteSummary, task: Task[Any], results: Sequence[CaseResult]
 ) -> None:
-    from pytest_evals.collection.variant_items import is_variant_task
-
-    if not is_variant_task(task):
+    if "variants" not in suite.sections:
         return
-    from pytest_evals.regression.variant_verdicts import apply_variant_verdicts
+    from pytest_evals.regression.variant_verdicts import (
+        apply_baseline_to_variants,
+        apply_variant_verdicts,
+    )
 
     apply_variant_verdicts(config, suite, task, results)  # type: ignore[arg-type]
+    apply_baseline_to_variants(config, suite, task, results)
 
 
 def pytest_evals_terminal_suite(

@@ -403,3 +403,81 @@ def fmt_p(p: float | None) -> str:
     if p is None or not math.isfinite(p):
         return "-"
     return f"{p:.3g}"
+
+
+def apply_baseline_to_variants(config: pytest.Config, summary: SuiteSummary, task: Any,
+                               results: Sequence[CaseResult]) -> bool:
+    """Regression gates and a baseline for a suite with variants (False: not one).
+
+    Each variant is checked as the suite alone would be, against the baseline's cases of
+    the same variant (ids ``case[variant]``): the regression rules of
+    :func:`~pytest_evals.regression.regression_plugin.apply_to_suite` on the variant's
+    own summary and cases, with the baseline seen through that variant. Its gates are
+    reported as ``<variant>.<metric>`` in the suite's ``baseline`` block; the suite as a
+    whole (no gates) gives the block's paired counts and flipped cases."""
+    import dataclasses
+
+    from pytest_evals.collection.variant_items import is_variant_task, split_case_id
+    from pytest_evals.controller.suite_verdict import CaseCounts, SuiteSummary
+    from pytest_evals.regression.baseline_run import Baseline
+    from pytest_evals.regression.regression_plugin import (
+        BASELINE_KEY,
+        COMPARISONS_KEY,
+        apply_to_suite,
+        get_baseline,
+    )
+
+    if not is_variant_task(task):
+        return False
+    vt: VariantTask = task
+    whole = dataclasses.replace(summary, config={**(summary.config or {}), "thresholds": {}}, reasons=[], problems=[],
+                                sections=dict(summary.sections))
+    apply_to_suite(config, whole, vt, results)
+    summary.reasons += whole.reasons
+    summary.problems += whole.problems
+    block = whole.sections.get("baseline")
+    comparisons = config.stash.get(COMPARISONS_KEY, {})
+    overall = comparisons.get(summary.suite)
+    full = get_baseline(config)
+    for v in vt.variants:
+        mine = [r for r in results if split_case_id(r.case_id, vt.names)[1] == v.name]
+        part = SuiteSummary(
+            suite=summary.suite, name=summary.name, task=summary.task, what=summary.what, generate=summary.generate,
+            config=v.suite.config.model_dump(mode="json"), cases=CaseCounts.of(mine),
+            metrics=summary.metrics.get(v.name) or {}, tables={}, gates=[], problems=[], reasons=[],  # type: ignore[arg-type]
+            sections={"settings": summary.sections.get("settings")},
+        )
+        if isinstance(full, Baseline):
+            suffix = f"[{v.name}]"
+            config.stash[BASELINE_KEY] = dataclasses.replace(full, suites={
+                sid: {cid: c for cid, c in cases.items() if cid.endswith(suffix)} for sid, cases in full.suites.items()
+            })
+        comparisons.pop(summary.suite, None)
+        try:
+            apply_to_suite(config, part, v.task, mine)
+        finally:
+            config.stash[BASELINE_KEY] = full
+        for reason in part.reasons:
+            summary.reasons.append(Reason(reason.kind, f"variant {v.name}: {reason.text}"))
+        summary.problems += [f"variant {v.name}: {p}" for p in part.problems]
+        got = part.sections.get("baseline") or {}
+        gates = [{**g, "metric": f"{v.name}.{g['metric']}"} for g in got.get("gates") or []]
+        if not gates:
+            continue
+        if block is None:
+            block = {k: val for k, val in got.items() if k not in ("gates", "inconclusive")}
+        block["gates"] = [*(block.get("gates") or []), *gates]
+        block["inconclusive"] = [*(block.get("inconclusive") or []),
+                                 *(f"{v.name}.{m}" for m in got.get("inconclusive") or [])]
+        mine_cmp = config.stash.get(COMPARISONS_KEY, {}).get(summary.suite)
+        if mine_cmp is not None:
+            renamed = [dataclasses.replace(r, gate=dataclasses.replace(r.gate, metric=f"{v.name}.{r.gate.metric}"))
+                       for r in mine_cmp.gates]
+            if overall is None:
+                overall = dataclasses.replace(mine_cmp, gates=[])
+            overall.gates = [*overall.gates, *renamed]
+    if overall is not None:
+        config.stash.setdefault(COMPARISONS_KEY, {})[summary.suite] = overall
+    if block is not None:
+        summary.sections["baseline"] = block
+    return True
