@@ -38,7 +38,7 @@ pytest_plugins = [
     # batch mode: its options, the batch phase before the item loop, its summary
     "pytest_evals.worker.batch_plugin",
     "pytest_evals.controller.progress",
-    "pytest_evals.reports.report_plugin",
+    "pytest_evals.reports.report_plugin", "pytest_evals.reports.variant_matrix_html",
     "pytest_evals.hardening.report_guard",
     "pytest_evals.regression.regression_plugin", "pytest_evals.regression.variant_plugin",
 ]

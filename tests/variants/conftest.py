@@ -9,6 +9,7 @@ import pytest
 from variant_helpers import responder
 
 from pytest_evals.testing.fake_openai import FakeOpenAI
+from tests.browser_support import _chromium_session, browser  # noqa: F401  (fixtures)
 
 _XDIST_VARS = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 
