@@ -31,6 +31,7 @@ passes, "inconclusive" passes unless ``--evals-fail-inconclusive``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -132,34 +133,67 @@ def pair(task: Task[Any], metric: str, a: dict[str, CaseResult], b: dict[str, Ca
     return Pairing(np.asarray(rows, dtype=np.float64).reshape(-1, 4))
 
 
+@functools.lru_cache(maxsize=64)
+def _mcnemar_rejection(n: int, alpha: float) -> np.ndarray:
+    """Per number of discordant pairs d (0..n), the fewest pairs going one way for which
+    the one-sided test at ``alpha`` rejects AND the observed difference is above 0: the
+    gate rule of :func:`pytest_evals.regression.power_analysis.power` at margin 0."""
+    from pytest_evals.regression.drop_gates import TOLERANCE
+    from pytest_evals.regression.power_analysis import rejection_threshold
+
+    d = np.arange(n + 1)
+    k_margin = np.floor((n * TOLERANCE + d) / 2).astype(np.int64) + 1
+    return np.maximum(rejection_threshold(d, alpha), k_margin)
+
+
+def mcnemar_detectable(n: int, flip: float, alpha: float) -> float | None:
+    """The smallest difference of paired proportions that the two-sided exact McNemar test
+    at ``alpha`` detects with 80% power over ``n`` pairs, with ``flip`` of the cases
+    changing each way by noise: the power of :func:`~pytest_evals.regression.power_analysis.power`
+    (one-sided at alpha / 2), its rejection thresholds computed once and the difference
+    found by bisection."""
+    from scipy.stats import binom
+
+    d = np.arange(n + 1)
+    k = _mcnemar_rejection(n, alpha / 2)
+
+    def power_at(drop: float) -> float:
+        worse = drop + flip
+        p_disc = worse + flip
+        if p_disc <= 0:
+            return 0.0
+        reject = np.where(k > d, 0.0, binom.sf(k - 1, d, min(1.0, worse / p_disc)))
+        return float(np.sum(binom.pmf(d, n, min(1.0, p_disc)) * reject))
+
+    lo, hi = 0.0, 1.0 - 2 * flip
+    if hi <= 0 or power_at(hi) < POWER:
+        return None
+    for _ in range(20):  # to 1e-6 of the range: below the 4 decimals shown
+        mid = (lo + hi) / 2
+        if power_at(mid) >= POWER:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def detectable(p: Pairing, test: PairedTest, alpha: float) -> float | None:
     """The smallest difference the paired cases could have detected with 80% power
     (two-sided at ``alpha``): for 0/1 outcomes the exact McNemar power with the observed
-    share of discordant pairs as noise; otherwise (z_{1-alpha/2} + z_{0.8}) standard
-    errors, the standard error read off the paired interval."""
+    share of discordant pairs as noise (:func:`mcnemar_detectable`); otherwise
+    (z_{1-alpha/2} + z_{0.8}) standard errors, the standard error read off the paired
+    interval."""
     if p.n == 0:
         return None
     if p.binary and test.worse is not None and test.better is not None:
-        from pytest_evals.regression.power_analysis import power
-
-        flip = (test.worse + test.better) / (2 * p.n)
-        lo, hi = 0.0, 1.0 - 2 * flip
-        if hi <= 0 or power(p.n, hi, flip, alpha / 2) < POWER:
-            return None
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            if power(p.n, mid, flip, alpha / 2) >= POWER:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return mcnemar_detectable(p.n, (test.worse + test.better) / (2 * p.n), alpha)
     if test.ci is None:
         return None
-    from scipy.stats import norm
+    from statistics import NormalDist
 
-    z = float(norm.ppf(1 - 0.025))
-    se = (test.ci[1] - test.ci[0]) / (2 * z)
-    return float((norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) * se)
+    z = NormalDist().inv_cdf
+    se = (test.ci[1] - test.ci[0]) / (2 * z(0.975))
+    return float((z(1 - alpha / 2) + z(POWER)) * se)
 
 
 @dataclass
@@ -280,6 +314,9 @@ def _best(task: VariantTask, metric: str, run: Any, values: dict[str, float | No
         out["verdict"] = BETTER
     else:
         out["verdict"] = NO_DIFFERENCE
+        for t in tests:
+            if t.detectable is None and t.p_value is not None:
+                t.detectable = detectable(t.extra["pairing"], t.test, alpha)
         dets = [t.detectable for t in tests if t.detectable is not None]
         if dets:
             out["detectable"] = max(dets)
@@ -320,7 +357,7 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
         if p is None:
             return None
         c = compare(p, variant, against, metric, tag=f"{summary.suite}:{against}:{variant}:{metric}")
-        c.detectable = detectable(p, c.test, alpha) if c.p_value is not None else None
+        c.extra["pairing"] = p
         return c
 
     comparisons = [c for v in task.order if v != ref for m in metrics if (c := run(v, ref, m)) is not None]
@@ -329,6 +366,8 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
         c.p_holm = a
     for c in comparisons:
         c.verdict = _verdict(c, alpha)
+        if c.verdict == NO_DIFFERENCE:
+            c.detectable = detectable(c.extra["pairing"], c.test, alpha)
     block["alpha"] = alpha
     block["compared_metrics"] = metrics
     block["comparisons"] = [c.to_json() for c in comparisons]
