@@ -38,9 +38,9 @@ pytest_plugins = [
     # batch mode: its options, the batch phase before the item loop, its summary
     "pytest_evals.worker.batch_plugin",
     "pytest_evals.controller.progress", "pytest_evals.output.failure_summary",  # (terminal: N failures shown)
-    "pytest_evals.reports.report_plugin",
+    "pytest_evals.reports.report_plugin", "pytest_evals.reports.variant_matrix_html",
     "pytest_evals.hardening.report_guard", "pytest_evals.hardening.termination",  # (SIGTERM as Ctrl-C)
-    "pytest_evals.regression.regression_plugin",
+    "pytest_evals.regression.regression_plugin", "pytest_evals.regression.variant_plugin",
 ]
 
 

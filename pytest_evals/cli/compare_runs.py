@@ -106,6 +106,18 @@ def compare_groups(pairs: Sequence[Pair]) -> list[tuple[str, PairedComparison]]:
     return [(label, compare_counts(*cells[label])) for label in ordered if label in cells]
 
 
+def by_variant(pairs: list[Pair]) -> list[Pair]:
+    """A run of a suite with variants (every id ``case[variant]``, docs/variants.md):
+    one row per variant (and per group within it), never the variants pooled alone."""
+    if not pairs or not all(p.case_id.endswith("]") and "[" in p.case_id for p in pairs):
+        return pairs
+    out = []
+    for p in pairs:
+        variant = p.case_id[:-1].rpartition("[")[2]
+        out.append(p._replace(group=f"[{variant}]" + (f" {p.group}" if p.group else "")))
+    return out
+
+
 def declared_group_by(path: Path) -> str | None:
     """The ``data`` field the family of the run's task groups cases by (from its first
     result), or None: no family declares one, or the run is unreadable (reported later)."""
@@ -137,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if not pairs:
         print("pytest-evals compare: the two runs have no judged item in common", file=sys.stderr)
         return 2
-    rows = compare_groups(pairs)
+    rows = compare_groups(by_variant(pairs))
     a_name = f"{args.a}" + (f" ({', '.join(sorted(a.suites))})" if a.suites else "")
     b_name = f"{args.b}" + (f" ({', '.join(sorted(b.suites))})" if b.suites else "")
     print(render(rows, a_name, b_name, unpaired))

@@ -58,7 +58,14 @@ class SuiteFile(pytest.File):
 
             _suite, task = open_suite(self.config, self.path, self.nodeid)
             collected = 0
-            for index, ref in enumerate(unique_refs(task.case_refs())):
+            from pytest_evals.collection.variant_items import is_variant_task, variant_items
+
+            if is_variant_task(task):
+                # One item per case and variant: the variant's own task evaluates it.
+                for index, ref, v_task in variant_items(task):
+                    collected += 1
+                    yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=v_task, index=index)
+            for index, ref in enumerate(() if is_variant_task(task) else unique_refs(task.case_refs())):
                 collected += 1
                 yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
         except EvalsError as exc:

@@ -77,6 +77,13 @@ class SuiteCache:
         # it): it must not mark this run's overrides used.
         used = self.used_overrides if overrides is None else None
         try:
+            from pytest_evals.collection.variant_items import load_with_variants
+
+            with_variants = load_with_variants(
+                self.config, path, nodeid, self.overrides if overrides is None else overrides, used
+            )
+            if with_variants is not None:
+                return with_variants
             suite = load_suite(
                 path, nodeid, self.overrides if overrides is None else overrides,
                 implicit_suite(path), used, rootdir=self.config.rootpath, catalog=TASK_CATALOG,

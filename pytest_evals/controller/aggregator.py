@@ -284,7 +284,7 @@ class Aggregator:
                 summary = suite_error_summary(suite_id, str(exc), results)
             else:
                 try:
-                    summary = suite_summary(
+                    summary = self._variant_summary(suite, task, results, accounted) or suite_summary(
                         suite,
                         task,
                         results,
@@ -306,6 +306,23 @@ class Aggregator:
                 except Exception as exc:
                     summary.add_problem(f"a plugin's verdict on this suite failed: {exc!r}")
             self.suites.append(summary)
+
+    def _variant_summary(self, suite: Any, task: Any, results: list[CaseResult], accounted: bool) -> SuiteSummary | None:
+        """A suite with variants: each variant summarised alone, side by side (None: no variants)."""
+        from pytest_evals.collection.variant_items import is_variant_task
+
+        if not is_variant_task(task):
+            return None
+        from pytest_evals.controller.variant_matrix import variant_suite_summary
+
+        prefix = suite.nodeid + "::"
+        return variant_suite_summary(
+            suite, task, results, self.strict, accounted,
+            population=self._population_of(suite.nodeid, results) if accounted else None,
+            allow_partial=self.allow_partial,
+            selected=[n for n in self.expected or [] if n.startswith(prefix)],
+            not_run=self.not_run.get(suite.nodeid, []), xfail=self.xfail_outcomes,
+        )
 
     def _population_of(self, suite_id: str, results: list[CaseResult]) -> Population:
         """What the suite's verdict needs to know about the cases it did not measure."""

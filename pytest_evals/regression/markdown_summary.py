@@ -65,6 +65,10 @@ def _suite(s: Mapping[str, Any]) -> list[str]:
         rows.append([cell(path), cell(value), ci, cell(gate_text), "**FAIL**" if result == "FAIL" else result])
     if rows:
         lines += _table(["metric", "value", "95% CI", "gate", "result"], rows)
+    if s.get("variants"):
+        from pytest_evals.output.variant_tables import markdown_lines
+
+        lines += [*markdown_lines(s), ""]
     block = s.get("baseline")
     if block:
         lines += _baseline(block)

@@ -134,7 +134,8 @@ def pytest_evals_suite_verdict(config: pytest.Config, suite: SuiteSummary, task:
 
     suite.sections["case_results"] = case_results(results)
     suite.sections["settings"] = suite_settings(config, task, results)
-    apply_to_suite(config, suite, task, results)
+    if "variants" not in suite.sections:  # a suite with variants: each variant on its own (variant_plugin.py)
+        apply_to_suite(config, suite, task, results)
 
 
 def undefined_gates(summary: SuiteSummary, gates: Sequence[RegressionGate], task: Any,

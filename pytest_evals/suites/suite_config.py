@@ -74,6 +74,8 @@ class Suite:
 
     #: pytest's rootdir: the second place a relative path is looked for.
     rootdir: Path | None = None
+    #: The variant this configuration is, in a suite with variants (suites/variant_config.py).
+    variant: str | None = None
 
     def resolve(self, relative: str | Path) -> Path:
         """A relative path is looked for next to the suite file, then under the rootdir

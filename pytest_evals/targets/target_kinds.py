@@ -216,10 +216,20 @@ class ModelTarget:
         messages: list[dict[str, str]] = []
         if self.spec.get("system_prompt"):
             messages.append({"role": "system", "content": str(self.spec["system_prompt"])})
-        prompt_field = str(self.spec.get("input_field", "question"))
-        if prompt_field not in case:
-            raise TargetError(f"{self.description}: the case has no field {prompt_field!r} to send")
-        messages.append({"role": "user", "content": str(case[prompt_field])})
+        template = self.spec.get("prompt_template")
+        if template:
+            # "Answer yes or no: {question}": the case's fields by name.
+            try:
+                content = str(template).format_map(case)
+            except (KeyError, IndexError, ValueError, AttributeError) as exc:
+                raise TargetError(f"{self.description}: prompt_template cannot be filled from the case: "
+                                  f"{type(exc).__name__}: {exc}") from None
+            messages.append({"role": "user", "content": content})
+        else:
+            prompt_field = str(self.spec.get("input_field", "question"))
+            if prompt_field not in case:
+                raise TargetError(f"{self.description}: the case has no field {prompt_field!r} to send")
+            messages.append({"role": "user", "content": str(case[prompt_field])})
         resp = await self._client().chat(
             messages,
             model=self.spec.get("model"),

@@ -55,7 +55,8 @@ class EvalContext:
         """The system under test of a ``generate: true`` suite (built once per suite)."""
         from pytest_evals.targets.command_adapters import make_target
 
-        key = suite.nodeid
+        # Each variant of a suite has a target of its own (suites/variant_config.py).
+        key = suite.nodeid if suite.variant is None else f"{suite.nodeid}[{suite.variant}]"
         if key not in self._targets:
             self._targets[key] = make_target(suite, self.config, lambda: self.llm)
         return self._targets[key]

@@ -93,7 +93,15 @@ def json_echo_responder(request: dict[str, Any]) -> str:
     return json.dumps({"echo": last_user_message(request), "model": request.get("model")})
 
 
+def model_yes_no_responder(request: dict[str, Any]) -> str:
+    """"yes" or "no", a fixed function of (model, last user message): each model answers
+    every prompt the same way every time, and models disagree on about half of them."""
+    key = f"{request.get('model')}\n{last_user_message(request)}".encode("utf-8", "surrogatepass")
+    return "yes" if hashlib.sha256(key).digest()[0] & 1 else "no"
+
+
 BUILTIN_RESPONDERS: dict[str, Responder] = {
+    "model-yes-no": model_yes_no_responder,
     "echo": echo_responder,
     "yes": yes_responder,
     "model-echo": model_echo_responder,
@@ -102,7 +110,7 @@ BUILTIN_RESPONDERS: dict[str, Responder] = {
 
 
 def resolve_responder(spec: str | Responder) -> Responder:
-    """A built-in name (echo, yes, model-echo, json-echo) or ``"package.module:function"``."""
+    """A built-in name (echo, yes, model-echo, json-echo, model-yes-no) or ``"package.module:function"``."""
     if callable(spec):
         return spec
     if spec in BUILTIN_RESPONDERS:

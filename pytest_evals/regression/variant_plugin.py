@@ -1,0 +1,69 @@
+"""Wiring of variants: the options, the paired verdicts between variants
+(``pytest_evals_suite_verdict``), the terminal matrix (``pytest_evals_terminal_suite``)
+and the JUnit properties (``pytest_evals_write_outputs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_evals.controller.suite_verdict import SuiteSummary
+    from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.tasks.task_contract import Task
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("evals")
+    group.addoption(
+        "--evals-variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        help="run every suite's cases also under variant NAME (repeatable): model, temperature, system_prompt, "
+        "prompt_template, target, or any dotted suite field; e.g. mini:model=gpt-4o-mini. "
+        "--evals-model a,b is one variant per model",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    model = config.getoption("evals_model", None)
+    if not config.getoption("evals_variant", None) and not (isinstance(model, str) and "," in model):
+        return  # every run imports this plugin: nothing heavy unless variants are asked for
+    from pytest_evals.collection.variant_items import cli_variants, split_model_option
+
+    split_model_option(config)
+    cli_variants(config)  # a malformed --evals-variant is a usage error now
+
+
+@pytest.hookimpl(trylast=True)  # after the regression plugin recorded the suite's settings
+def pytest_evals_suite_verdict(
+    config: pytest.Config, suite: SuiteSummary, task: Task[Any], results: Sequence[CaseResult]
+) -> None:
+    if "variants" not in suite.sections:
+        return
+    from pytest_evals.regression.variant_verdicts import (
+        apply_baseline_to_variants,
+        apply_variant_verdicts,
+    )
+
+    apply_variant_verdicts(config, suite, task, results)  # type: ignore[arg-type]
+    apply_baseline_to_variants(config, suite, task, results)
+
+
+def pytest_evals_terminal_suite(
+    config: pytest.Config, terminalreporter: pytest.TerminalReporter, suite: SuiteSummary
+) -> None:
+    if "variants" not in suite.sections:
+        return
+    from pytest_evals.output.variant_tables import terminal_lines
+
+    for text, style in terminal_lines(suite.to_json(), verbose=config.get_verbosity() > 0):
+        terminalreporter.write_line(text, **style)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any]) -> None:
+    from pytest_evals.output.variant_tables import junit_properties
+
+    junit_properties(config, summary)

@@ -1,0 +1,59 @@
+"""Baselines pair by case and variant; pytest-evals compare reads a variant run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from variant_helpers import THREE, endpoint, write_suite
+
+from pytest_evals.testing.fake_openai import FakeOpenAI
+
+
+def run(pytester: pytest.Pytester, server: FakeOpenAI, out: str, *extra: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-json", out, *extra))
+    return result, json.loads((pytester.path / out).read_text(encoding="utf-8"))
+
+
+def test_regression_gates_check_each_variant_against_its_own_baseline(pytester: pytest.Pytester,
+                                                                      server: FakeOpenAI) -> None:
+    thresholds = {"accuracy": {"min": 0.1, "max_drop": 0.05}}
+    write_suite(pytester.path, variants=THREE, thresholds=thresholds)
+    first, _base = run(pytester, server, "base.json")
+    assert first.ret == 0
+    # mid now runs the bad model: its accuracy drops; good and bad are unchanged
+    changed = [THREE[0], {"name": "mid", "model": "m-bad"}, THREE[2]]
+    write_suite(pytester.path, variants=changed, thresholds=thresholds)
+    result, summary = run(pytester, server, "new.json", "--evals-baseline", "base.json",
+                          "--evals-baseline-allow-changes")
+    s = summary["suites"][0]
+    gates = {g["metric"]: g for g in s["baseline"]["gates"]}
+    assert set(gates) == {"good.accuracy", "mid.accuracy", "bad.accuracy"}
+    assert gates["mid.accuracy"]["verdict"] == "regression"
+    assert (gates["mid.accuracy"]["worse"], gates["mid.accuracy"]["better"]) == (11, 2)
+    assert gates["mid.accuracy"]["paired"] == 30  # paired with mid's own cases, not the others'
+    for name in ("good", "bad"):
+        # no case moved; 30 cases cannot exclude a drop of 0.05 (Tango's interval at 0/0 flips)
+        assert gates[f"{name}.accuracy"]["verdict"] == "inconclusive"
+        assert gates[f"{name}.accuracy"]["diff"] == 0 and gates[f"{name}.accuracy"]["paired"] == 30
+    assert result.ret == 1
+    assert any(r.startswith("regression: variant mid: accuracy max drop") for r in s["reasons"])
+    # the flipped cases are named by case and variant
+    failing = {f["case_id"] for f in s["baseline"]["newly_failing"]}
+    assert "c10[mid]" in failing and not any(c.endswith(("[good]", "[bad]")) for c in failing)
+    result.stdout.fnmatch_lines(["*REGRESSION mid.accuracy max drop 0.05*"])
+
+
+def test_compare_reads_a_variant_run(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    write_suite(pytester.path, variants=THREE)
+    run(pytester, server, "a.json", "--evals-report-dir", "ra")
+    write_suite(pytester.path, variants=[THREE[0], {"name": "mid", "model": "m-bad"}, THREE[2]])
+    run(pytester, server, "b.json", "--evals-report-dir", "rb")
+    result = pytester.run("pytest-evals", "compare", "a.json", "b.json")
+    assert result.ret == 0, result.stdout.str()
+    rows = {line.split()[0]: line.split() for line in result.stdout.lines if line.startswith(("all", "["))}
+    # one row per variant: mid lost 11 cases and gained 2 (McNemar on those), the others did not move
+    assert rows["[mid]"][1:4] == ["30", "0.733", "0.433"] and rows["[mid]"][7:9] == ["11", "2"]
+    assert rows["[good]"][7:9] == ["0", "0"] and rows["[bad]"][7:9] == ["0", "0"]
+    assert rows["all"][1] == "90"
