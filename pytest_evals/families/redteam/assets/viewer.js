@@ -319,10 +319,28 @@
           text: (s.cluster.sample_train_prompts || []).join("\n\n") || null }
       ]));
     }
-    view.append(el("h2", { text: "System prompts" }), promptsTable());
+    view.append(edgeRulesBox(), el("h2", { text: "System prompts" }), promptsTable());
     var detail = el("div", { id: "prompt-detail" });
     view.append(detail);
     renderPromptDetail(detail);
+  }
+
+  function ours() { return !!(DATA.edges && DATA.edges.mode === "ours"); }
+
+  /* The five edge cases and how they are read in this page (see edge_rules.py). */
+  function edgeRulesBox() {
+    var e = DATA.edges || { mode: "rm-bias", rules: [] };
+    var box = el("details", { id: "edge-rules", class: "fulltext" }, [
+      el("summary", { text: "Edge rules: " + (e.mode === "ours" ? "ours (--edge-rules ours)" : "rm-bias's viewer (default)") })
+    ]);
+    var list = el("ul");
+    e.rules.forEach(function (r) {
+      var text = e.mode === "ours" ? r.ours + " — why: " + r.reason + " (rm-bias's viewer: " + r.rmbias + ")"
+        : r.rmbias + " (--edge-rules ours: " + r.ours + ", because " + r.reason + ")";
+      list.append(el("li", { dataset: { rule: r.key }, text: text }));
+    });
+    box.append(list);
+    return box;
   }
 
   function promptsTable() {
@@ -335,8 +353,9 @@
     });
     return table({
       id: "prompts-table", rows: rows, selected: state.prompt, pageSize: 100,
-      // rm-bias's default order: mean adversarial score, highest first.
-      sort: { key: "mean", dir: -1 },
+      // rm-bias's default order: the file's mean_score (0 when absent), highest first;
+      // under --edge-rules ours the mean computed from the attacks.
+      sort: ours() ? { key: "mean", dir: -1 } : { key: "fsort", dir: -1 },
       columns: [
         { key: "step", label: "Step", kind: "int", value: function (x) { return x.p.step; } },
         { key: "op", label: "Operation", kind: "text", value: function (x) { return x.p.op; } },
@@ -344,6 +363,7 @@
         { key: "mean", label: "Mean Adv Score", kind: "num", value: function (x) { return x.p.mean; } },
         { key: "std", label: "Std Adv Score", kind: "num", value: function (x) { return x.p.std; } },
         { key: "n", label: "Num Attacks", kind: "int", value: function (x) { return x.p.attacks.length; } },
+        { key: "fsort", label: "File mean_score", kind: "num", value: function (x) { return x.p.fsort; } },
         { key: "hash", label: "Hash", kind: "hash", value: function (x) { return x.p.h; },
           flag: function (x) { return x.p.hashOk ? null : "the file name is not the md5 of this system prompt"; } }
       ],
@@ -436,7 +456,8 @@
       var parts = [{ label: "Response " + (state.response + 1), text: x.a, cls: "response-text" }];
       r.raters.forEach(function (rt, i) {
         if (!isNum(x.raw[i]) && !isNum(x.norm[i]) && !(x.why && x.why[i])) return;
-        parts.push({ label: rt.name + " (" + rt.type + "): raw " + (isNum(x.raw[i]) ? fmt(x.raw[i]) : "missing (null)") + ", normalized " + fmt(x.norm[i]),
+        var twice = x.twice && x.twice.indexOf(rt.name) >= 0 ? (ours() ? " [rated more than once: the first rating is shown (edge rules 'ours')]" : " [rated more than once: the last rating is shown, as rm-bias's viewer]") : "";
+        parts.push({ label: rt.name + " (" + (rt.type === null || rt.type === undefined ? "rating_function_type not given" : rt.type) + "): raw " + (isNum(x.raw[i]) ? fmt(x.raw[i]) : "missing (null)") + ", normalized " + fmt(x.norm[i]) + twice,
           text: (x.why && x.why[i]) || "(no reasoning recorded)", cls: "reasoning" });
         if (x.x && x.x[String(i)]) parts.push({ label: rt.name + " aux_info", text: jsonText(x.x[String(i)]) });
       });
@@ -853,7 +874,8 @@
 
   function showLabel() {
     document.getElementById("generated").textContent = (DATA.watch ? "live, version " + DATA.version + ", updated " : "generated ") + DATA.generated + (DATA.source ? " from " + DATA.source : "");
-    document.getElementById("partial-mode").textContent = "partial scores: " + (DATA.partial === "na" ? "na (N/A when any is missing)" : "average of those present (rm-bias)");
+    document.getElementById("partial-mode").textContent = "partial scores: " + (DATA.partial === "na" ? "na (N/A when any is missing)" : "average of those present (rm-bias)") +
+      " · edge rules: " + (ours() ? "ours" : "rm-bias");
   }
 
   function startWatching() {
