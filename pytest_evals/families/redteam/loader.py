@@ -18,6 +18,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_evals.families.redteam.attribute_stats import (
+    AttributeSeed,
+    AttributeStatsError,
+    has_final_stats,
+    parse_attribute_list,
+    stats_files,
+)
 from pytest_evals.families.redteam.convert import field_path, hash_system_prompt
 from pytest_evals.families.redteam.edge_rules import CONTEXT_KEY, DEFAULT_EDGES, EdgeRules
 from pytest_evals.families.redteam.schema import (
@@ -129,6 +136,8 @@ class RunData:
     path: Path
     seeds: list[SeedData] = field(default_factory=list)
     issues: list[LoadIssue] = field(default_factory=list)
+    #: rm-bias's current output, ``final_stats/seed_<i>.json`` (see :mod:`.attribute_stats`).
+    attribute_stats: list[AttributeSeed] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -291,11 +300,26 @@ def load_run_dir(
     with gc_paused():
         for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
             run.seeds.append(load_seed_dir(seed_path, run.issues, partial, edges))
+        run.attribute_stats = load_final_stats(run_path, run.issues)
     return run
 
 
+def load_final_stats(run_path: Path, issues: list[LoadIssue]) -> list[AttributeSeed]:
+    """Every readable ``final_stats/seed_<i>.json``; a bad one is an issue, the others load."""
+    out: list[AttributeSeed] = []
+    for seed_id, file in stats_files(run_path):
+        try:
+            records = parse_attribute_list(_read_json(file))
+        except (OSError, ValueError) as exc:
+            where = exc.field if isinstance(exc, AttributeStatsError) else None
+            issues.append(LoadIssue(file, where, str(exc)))
+            continue
+        out.append(AttributeSeed(seed_id, file, records))
+    return out
+
+
 def _is_run_dir(path: Path) -> bool:
-    return any(p.is_dir() and SEED_DIR.match(p.name) for p in path.iterdir())
+    return has_final_stats(path) or any(p.is_dir() and SEED_DIR.match(p.name) for p in path.iterdir())
 
 
 def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:

@@ -8,7 +8,10 @@ payload:  v, generated, source, partial ("average" | "na"), edges {mode: "rm-bia
           [{key, rmbias, ours, reason}]}, watch (seconds between polls) | null, runs
 run:      id, runner, name, path, raters [{name, type}], issues [{file, field, message}],
           warnings [{file, message}] (loaded but suspicious, e.g. a name that is not the hash),
-          nullRaw (ratings whose raw_score is null), seeds
+          nullRaw (ratings whose raw_score is null), seeds, attrs (final_stats, see below)
+attrs:    [{seed, file, items: [{attr, sw, tw (the file's student/teacher win rates), swc, twc
+          (recomputed from the rollouts by rm-bias's rule), meta, prompts, n (rollouts), nulls
+          (null rollouts), roll: [{u, rw, base, ss, ts, pm, sx, tx (score reasoning/raw)}]}]}]
 seed:     id, cluster {summary, train_batch_size, sample_train_prompts} | null,
           population {step: {hash: generation}} | null, prompts
 prompt:   h (hash), file, sp (system prompt), step | null, op | null, meta (other meta keys),
@@ -207,6 +210,54 @@ def null_raw_count(run: RunData) -> int:
     )
 
 
+def _finite(value: Any) -> Any:
+    """JSON data with NaN/Infinity (which Python's json writes) as null, for a strict page."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _score_part(score: Any) -> tuple[float | None, dict[str, Any] | None]:
+    if not isinstance(score, dict):
+        return None, None
+    value = score.get("score")
+    other = {k: v for k, v in score.items() if k != "score"}
+    return (_num(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None), _finite(other) or None
+
+
+def attribute_values(run: RunData) -> list[dict[str, Any]]:
+    out = []
+    for seed in run.attribute_stats:
+        items = []
+        for rec in seed.attributes:
+            roll = []
+            nulls = 0
+            for user, rollouts in rec.rollouts.items():
+                for r in rollouts:
+                    if r is None:
+                        nulls += 1
+                        continue
+                    ss, sx = _score_part(r.get("student_score"))
+                    ts, tx = _score_part(r.get("teacher_score"))
+                    roll.append({"u": user, "rw": str(r.get("rewritten_response", "")), "base": str(r.get("baseline_response", "")),
+                                 "ss": ss, "ts": ts, "sx": sx, "tx": tx, "pm": _finite(r.get("policy_model"))})
+            items.append({
+                "attr": rec.attribute, "sw": _num(rec.student_winrate), "tw": _num(rec.teacher_winrate),
+                "swc": _num(rec.student_computed), "twc": _num(rec.teacher_computed), "meta": _finite(rec.meta),
+                "prompts": len(rec.rollouts), "n": len(roll), "nulls": nulls, "roll": roll,
+            })
+        try:
+            file = str(seed.path.relative_to(run.path))
+        except ValueError:
+            file = str(seed.path)
+        out.append({"seed": seed.seed_id, "file": file, "items": items})
+    return out
+
+
 def run_values(run: RunData) -> dict[str, Any]:
     raters = run_raters(run)
     names = [str(r["name"]) for r in raters]
@@ -220,6 +271,7 @@ def run_values(run: RunData) -> dict[str, Any]:
         "warnings": run_warnings(run),
         "nullRaw": null_raw_count(run),
         "seeds": [seed_values(s, run, names) for s in run.seeds],
+        "attrs": attribute_values(run),
     }
 
 

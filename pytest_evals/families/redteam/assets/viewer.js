@@ -15,8 +15,8 @@
   var SHAPES = ["circle", "square", "triangle", "diamond", "cross", "star"];
 
   var DATA = null;
-  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt", evoSeed: 0 };
-  var TABS = ["overview", "explore", "analytics", "evolution"];
+  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt", evoSeed: 0, attrSeed: 0, attr: null };
+  var TABS = ["overview", "explore", "analytics", "evolution", "attributes"];
   // Per-table sort and page, kept across re-renders: id -> {key, dir, page, size}.
   var tableState = {};
 
@@ -236,7 +236,8 @@
         card("Responses", String(c.responses), "ov-responses"),
         card("Steps", c.stepText, "ov-steps"),
         card("Raters", r.raters.map(function (x) { return x.name; }).join(", ") || NA, "ov-raters"),
-        r.nullRaw ? card("Missing raw scores (null)", String(r.nullRaw), "ov-nullraw") : null
+        r.nullRaw ? card("Missing raw scores (null)", String(r.nullRaw), "ov-nullraw") : null,
+        r.attrs && r.attrs.length ? card("Attribute stats (final_stats)", r.attrs.length + " seed file(s)", "ov-attrs") : null
       ])
     );
     var rows = r.seeds.map(function (s, i) {
@@ -892,6 +893,68 @@
   }
 
   // ---------------------------------------------------------------- navigation
+  // ---------------------------------------------------------------- attribute stats (final_stats)
+  /* rm-bias's current runs write final_stats/seed_<i>.json: attributes with their student and
+   * teacher win rates and the rollouts behind them. The file's order (by student win rate) is
+   * kept; the rates recomputed from the rollouts are shown beside the stored ones. */
+  function renderAttributes() {
+    var view = clear(document.getElementById("view-attributes"));
+    var r = run();
+    var attrs = r && r.attrs ? r.attrs : [];
+    if (!attrs.length) { view.append(el("p", { class: "muted", text: "This run has no final_stats/seed_<i>.json attribute statistics." })); return; }
+    if (state.attrSeed === undefined || state.attrSeed >= attrs.length) state.attrSeed = 0;
+    var sel = el("select", { id: "attr-seed-picker", onchange: function (ev) { state.attrSeed = Number(ev.target.value); state.attr = null; renderAttributes(); } });
+    attrs.forEach(function (a, i) {
+      var o = el("option", { value: i, text: "seed_" + a.seed + " (" + a.items.length + " attributes)" });
+      if (i === state.attrSeed) o.selected = true;
+      sel.append(o);
+    });
+    var a = attrs[state.attrSeed];
+    view.append(el("div", { class: "controls" }, [el("label", {}, ["Seed ", sel])]), el("p", { class: "muted", text: a.file }));
+    view.append(el("h2", { text: "Attributes" }), table({
+      id: "attributes-table", pageSize: 100, selected: state.attr === undefined ? null : state.attr,
+      rows: a.items.map(function (x, i) { return { idx: i, x: x }; }),
+      columns: [
+        { key: "rank", label: "#", kind: "int", value: function (o) { return o.idx + 1; } },
+        { key: "attr", label: "Attribute", kind: "text", value: function (o) { return o.x.attr; } },
+        { key: "sw", label: "Student winrate", kind: "num", value: function (o) { return o.x.sw; } },
+        { key: "tw", label: "Teacher winrate", kind: "num", value: function (o) { return o.x.tw; } },
+        { key: "prompts", label: "User prompts", kind: "int", value: function (o) { return o.x.prompts; } },
+        { key: "n", label: "Rollouts", kind: "int", value: function (o) { return o.x.n; } }
+      ],
+      onSelect: function (i) { state.attr = i; renderAttributes(); }
+    }));
+    if (state.attr === null || state.attr === undefined || !a.items[state.attr]) {
+      view.append(el("p", { class: "muted", text: "Click an attribute to see its rollouts." }));
+      return;
+    }
+    var x = a.items[state.attr];
+    var check = function (stored, computed) {
+      if (!isNum(stored) && !isNum(computed)) return NA;
+      var same = isNum(stored) && isNum(computed) && Math.abs(stored - computed) <= 1e-9;
+      return fmt(stored, 6) + (same ? " (recomputed from the rollouts: the same)" : " (recomputed from the rollouts: " + fmt(computed, 6) + ")");
+    };
+    view.append(fullText("attribute-fulltext", [
+      { label: "Attribute", text: x.attr, cls: "attr-text" },
+      { label: "Student winrate", text: check(x.sw, x.swc) },
+      { label: "Teacher winrate", text: check(x.tw, x.twc) },
+      { label: "Meta", text: jsonText(x.meta) },
+      { label: "Rollouts", text: x.n + " over " + x.prompts + " user prompt(s)" + (x.nulls ? ", " + x.nulls + " null (failed) rollout(s)" : "") }
+    ]));
+    view.append(el("h2", { text: "Rollouts (" + x.n + ")" }), table({
+      id: "rollouts-table", pageSize: 100, selected: null,
+      rows: x.roll.map(function (o, i) { return { idx: i, o: o }; }),
+      columns: [
+        { key: "u", label: "User prompt", kind: "text", value: function (o) { return o.o.u; } },
+        { key: "rw", label: "Rewritten response", kind: "text", value: function (o) { return o.o.rw; } },
+        { key: "base", label: "Baseline response", kind: "text", value: function (o) { return o.o.base; } },
+        { key: "ss", label: "Student score", kind: "num", value: function (o) { return o.o.ss; } },
+        { key: "ts", label: "Teacher score", kind: "num", value: function (o) { return o.o.ts; } }
+      ],
+      onSelect: function () { /* the cells hold the text; nothing more to open */ }
+    }));
+  }
+
   function showTab(name) {
     state.tab = name;
     TABS.forEach(function (t) {
@@ -902,11 +965,12 @@
     if (name === "overview") renderOverview();
     else if (name === "explore") renderExplore();
     else if (name === "evolution") renderEvolution();
+    else if (name === "attributes") renderAttributes();
     else renderAnalytics();
   }
 
   function selectRun(i) {
-    state.run = i; state.seed = 0; state.evoSeed = 0; state.prompt = state.attack = state.response = null; state.filter = "";
+    state.run = i; state.seed = 0; state.evoSeed = 0; state.attrSeed = 0; state.attr = null; state.prompt = state.attack = state.response = null; state.filter = "";
     tableState = {};
     document.getElementById("run-picker").value = String(i);
     showTab(state.tab);
