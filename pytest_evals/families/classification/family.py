@@ -11,7 +11,8 @@ TASKS = {
     "retrieval": f"{_PKG}.retrieval:Retrieval",
     "topic_tagger": f"{_PKG}.topic_tagger:TopicTagger",
 }
-#: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool.
-PLUGINS = (f"{_PKG}.plugin",)
+#: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool;
+#: ``target: govuk_chat`` (their rake tasks as the generate step).
+PLUGINS = (f"{_PKG}.plugin", f"{_PKG}.govuk_generate")
 #: GOV.UK Chat's positive labels: a caught jailbreak, a triggered guardrail.
 LABEL_WORDS = ("jailbreak", "triggered")
