@@ -13,6 +13,7 @@ TASKS = {
 }
 #: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool;
 #: ``target: govuk_chat`` (their rake tasks as the generate step).
-PLUGINS = (f"{_PKG}.plugin", f"{_PKG}.govuk_generate")
+#: --evals-govuk-outputs (their files, their layout).
+PLUGINS = (f"{_PKG}.plugin", f"{_PKG}.govuk_generate", f"{_PKG}.govuk_outputs")
 #: GOV.UK Chat's positive labels: a caught jailbreak, a triggered guardrail.
 LABEL_WORDS = ("jailbreak", "triggered")
