@@ -180,3 +180,15 @@ def test_an_app_error_is_the_case_error(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=6, failed=2, errors=1)
     assert len((app / "rake-log.jsonl").read_text().splitlines()) == 9
     result.stdout.fnmatch_lines(["*the app's jailbreak guardrails returned an error*garbled*"])
+
+
+def test_a_reply_of_another_shape_is_the_case_error(pytester: pytest.Pytester) -> None:
+    app = app_layout(pytester.path, TARGET)
+    for task in ("jailbreak_guardrails", "question_router", "topic_tagger", "output_guardrails", "rag_answers"):
+        (pytester.path / "config" / "defaults" / f"{task}.yaml").unlink()
+    text = (app / "rake.py").read_text().replace(
+        '"results": [{"exact_path"', '"results": 7 if question == "Q3" else [{"exact_path"')
+    (app / "rake.py").write_text(text, encoding="utf-8")
+    result = pytester.runpytest("config/defaults/", "--evals-suite-pattern", "*.yaml", "-p", "no:cacheprovider")
+    assert result.parseoutcomes().get("errors") == 1
+    result.stdout.fnmatch_lines(["*the app's reply is not shaped as GOV.UK's generate step reads it*"])

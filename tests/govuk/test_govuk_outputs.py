@@ -232,3 +232,15 @@ def test_the_ini_setting_and_a_second_run(pytester: pytest.Pytester) -> None:
     runs = sorted(p.name for p in (pytester.path / "out" / "jailbreak_guardrails").iterdir())
     # two runs in the same second get their own folders; neither is overwritten
     assert len(runs) == 2 and all((pytester.path / "out" / "jailbreak_guardrails" / r / "results.csv").exists() for r in runs)
+
+
+def test_a_file_in_the_way_is_reported_and_the_run_is_unchanged(pytester: pytest.Pytester) -> None:
+    layout(pytester.path)
+    (pytester.path / "results").write_text("not a folder", encoding="utf-8")
+    args = ("config/defaults/jailbreak_guardrails.yaml", "--evals-suite-pattern", "*.yaml", "--no-evals-generate",
+            "-p", "no:cacheprovider")
+    plain = pytester.runpytest(*args)
+    blocked = pytester.runpytest(*args, "--evals-govuk-outputs", "results")
+    blocked.stdout.fnmatch_lines(["ERROR GOV.UK outputs for jailbreak_guardrails not written: *results*"])
+    assert blocked.ret == plain.ret and blocked.parseoutcomes() == plain.parseoutcomes()
+    assert (pytester.path / "results").read_text(encoding="utf-8") == "not a folder"

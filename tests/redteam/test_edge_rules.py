@@ -244,3 +244,15 @@ def test_the_page_sorts_and_explains_by_the_rules(browser: Any, tmp_path: Path) 
         labels = "\n".join(page.texts(browser, "#response-fulltext .label"))
         assert ("the last rating is shown" in labels) == (mode == "rm-bias")
         assert ("the first rating is shown" in labels) == (mode == "ours")
+
+
+def test_a_rater_type_that_is_not_text_is_read_under_their_rules(tmp_path: Path) -> None:
+    run = tmp_path / "evo" / "r"
+    weird = rating(RM, 1.0, 0.5)
+    weird["rater"]["rating_function_type"] = 3
+    data = ref.prompt_file("sp", [atk("sp", "u", [resp("r0", weird, rating(JUDGE, 2, -0.5, "lm_judge"))])])
+    ref.write_prompt_file(run / "seed_0", data)
+    [record] = load_run_dir(run).seeds[0].prompts
+    assert record.adversarial_scores == [pytest.approx(ref.adv(0.5, -0.5))]
+    [issue] = load_run_dir(run, edges="ours").issues
+    assert issue.field == "attacks[0].responses[0].ratings[0].rater.rating_function_type"

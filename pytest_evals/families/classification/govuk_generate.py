@@ -173,9 +173,14 @@ class GovukChatTarget:
             raise TargetError(f"{self.description}: expected a JSON object, got {json.dumps(result)[:200]}")
         try:
             return self.spec.mapper(result, case, self.config)
-        except (KeyError, TypeError) as exc:
+        except KeyError as exc:
             raise TargetError(
                 f"{self.description}: the app's reply has no {exc} where GOV.UK's generate step reads it "
+                f"(reply keys: {sorted(result)})"
+            ) from None
+        except (TypeError, AttributeError, IndexError) as exc:
+            raise TargetError(
+                f"{self.description}: the app's reply is not shaped as GOV.UK's generate step reads it: {exc} "
                 f"(reply keys: {sorted(result)})"
             ) from None
 

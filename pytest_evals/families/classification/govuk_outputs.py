@@ -62,14 +62,16 @@ def output_root(config: pytest.Config) -> Path | None:
 def _new_folder(root: Path, task: str, started: float) -> Path:
     stamp = time.strftime(OUTPUT_DIR_TIME_FORMAT, time.localtime(started))
     base = root / task / stamp
-    folder, n = base, 1
-    while True:
+    # A file where a folder should be is an OSError for the caller, not a reason to retry.
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        folder = base if n == 1 else base.with_name(f"{stamp}-{n}")
         try:
-            folder.mkdir(parents=True)
+            folder.mkdir()
             return folder
         except FileExistsError:
-            n += 1
-            folder = base.with_name(f"{stamp}-{n}")
+            continue
+    raise FileExistsError(f"{base}: no free folder name left")
 
 
 def problem_lines(task: str, results: Sequence[CaseResult], started: float) -> list[str]:

@@ -65,6 +65,14 @@ class RaterInfo(_Open):
     #: the file leaves it out (rm-bias's viewer reads such ratings, see edge_rules).
     rating_function_type: str | None = None
 
+    @field_validator("rating_function_type", mode="before")
+    @classmethod
+    def _any_type(cls, value: Any, info: ValidationInfo) -> Any:
+        # rm-bias's viewer never reads the type: under its rules a non-text one is not an error.
+        if edges_of(info.context) == "rm-bias" and value is not None and not isinstance(value, str):
+            return None
+        return value
+
 
 class RatingAuxInfo(_Open):
     #: Needed for adversarial statistics; without it the viewer shows N/A.
