@@ -66,6 +66,9 @@ def test_the_unknown_fields_are_kept_on_the_config() -> None:
         config = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
         again = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
     assert config.govuk_unknown_fields == {"owner": "me"} == again.govuk_unknown_fields
+    assert config.govuk_layout
+    ours = ChatSuiteConfig.model_validate({k: v for k, v in raw.items() if k != "owner"}, context={"task_from_file_name": False})
+    assert not ours.govuk_layout and ours.govuk_unknown_fields == {}
     assert [type(w.message) for w in caught] == [GovukConfigWarning]  # the second read is silent
 
 

@@ -32,6 +32,9 @@ from pytest_evals.suites.suite_config import SuiteConfig
 class ChatSuiteConfig(SuiteConfig):
     #: Fields of a file in GOV.UK's layout that no pytest_evals task knows (kept, not used).
     govuk_unknown_fields: dict[str, Any] = Field(default_factory=dict, alias="__govuk_unknown_fields__")
+    #: Whether the file is in GOV.UK's layout (no ``task:``, named after its task): where their
+    #: data rules (e.g. ``model`` required in a row) may apply.
+    govuk_layout: bool = Field(default=False, alias="__govuk_layout__")
 
     #: The model the system under test generates with (recorded in generated.jsonl when
     #: the target does not report one; given to a command target as the
@@ -58,6 +61,7 @@ class ChatSuiteConfig(SuiteConfig):
     def _keep_unknown_fields(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict) or not their_layout(info.context):
             return data
+        data = {**data, "__govuk_layout__": True}
         known = {f.alias or name for name, f in cls.model_fields.items()} | set(cls.model_fields)
         unknown = {k: v for k, v in data.items() if k not in known}
         if not unknown:
