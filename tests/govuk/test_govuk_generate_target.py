@@ -18,6 +18,18 @@ import pytest
 import yaml
 
 from .layout import DATA, build
+
+#: Their EvaluationResult fields per task, in their order (written here, not imported).
+GENERATED_FIELDS = {
+    "jailbreak_guardrails": ("question", "expected_outcome", "actual_outcome", "model"),
+    "output_guardrails": ("message", "expected_triggered", "actual_triggered", "expected_guardrails",
+                          "actual_guardrails", "model"),
+    "question_router": ("question", "expected_outcome", "actual_outcome", "confidence_score", "answer", "model"),
+    "retrieval": ("question", "expected_exact_paths", "expected_chunk_uids", "expected_opensearch_index",
+                  "actual_opensearch_index", "actual_search_results"),
+    "topic_tagger": ("question", "status", "expected_primary_topic", "actual_primary_topic",
+                     "expected_secondary_topic", "actual_secondary_topic", "error_message", "model"),
+}
 from .test_govuk_layout import check_figures
 
 MODEL = "eu.anthropic.claude-sonnet-4"
@@ -96,8 +108,20 @@ TARGET = {"govuk_chat": {"app_dir": "../../govuk-chat", "command": [sys.executab
 def test_their_generate_step_gives_their_figures(pytester: pytest.Pytester, judge: Any) -> None:
     app = app_layout(pytester.path, TARGET)
     result = pytester.runpytest("config/defaults/", "--evals-suite-pattern", "*.yaml",
-                                "--evals-json", "summary.json", "-p", "no:cacheprovider")
+                                "--evals-json", "summary.json", "-p", "no:cacheprovider", "--evals-govuk-outputs", "results")
     result.stdout.no_fnmatch_line("*suite could not be loaded*")
+    # their generated.jsonl: pydantic's compact JSON of their EvaluationResult, one per generated case
+    for task, fields in GENERATED_FIELDS.items():
+        [folder] = list((pytester.path / "results" / task).iterdir())
+        want = []
+        for row in DATA[task]:
+            item = {k: row.get(k) for k in fields}
+            if "model" in item:
+                item["model"] = "tagger-model" if task == "topic_tagger" else MODEL
+            if task == "retrieval" and row["question"] == "Q2":
+                item["expected_opensearch_index"] = item["actual_opensearch_index"] = "chunked-content-v2"
+            want.append(json.dumps(item, separators=(",", ":")))
+        assert (folder / "generated.jsonl").read_text(encoding="utf-8").splitlines() == want, task
     summary = json.loads((pytester.path / "summary.json").read_text())
     check_figures(summary)
     log = [json.loads(x) for x in (app / "rake-log.jsonl").read_text().splitlines()]

@@ -288,6 +288,44 @@ def topic_tagger_files(results: Sequence[CaseResult], suite: Mapping[str, Any]) 
     return {"results.csv": rows, "aggregate.csv": property_rows(agg)}
 
 
+# -- generated.jsonl -------------------------------------------------------------------------------
+#: Their EvaluationResult fields, in order: each generated line is ``model_dump_json()`` of one.
+GENERATED_FIELDS: dict[str, tuple[str, ...]] = {
+    "jailbreak_guardrails": ("question", "expected_outcome", "actual_outcome", "model"),
+    "output_guardrails": ("message", "expected_triggered", "actual_triggered", "expected_guardrails",
+                          "actual_guardrails", "model"),
+    "question_router": ("question", "expected_outcome", "actual_outcome", "confidence_score", "answer", "model"),
+    "retrieval": ("question", "expected_exact_paths", "expected_chunk_uids", "expected_opensearch_index",
+                  "actual_opensearch_index", "actual_search_results"),
+    "topic_tagger": ("question", "status", "expected_primary_topic", "actual_primary_topic",
+                     "expected_secondary_topic", "actual_secondary_topic", "error_message", "model"),
+}
+_SEARCH_FIELDS = ("exact_path", "chunk_uid", "weighted_score", "semantic_score")
+
+
+def _json_value(value: Any) -> Any:
+    # pydantic's JSON: NaN/inf as null
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def generated_lines(task: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Their ``write_generated_to_output``: one compact pydantic JSON object per line."""
+    import json
+
+    lines = []
+    for r in rows:
+        item: dict[str, Any] = {}
+        for name in GENERATED_FIELDS[task]:
+            value = r.get(name)
+            if task == "retrieval" and name == "actual_search_results":
+                value = [dict(zip(_SEARCH_FIELDS, (_json_value(v) for v in hit), strict=False)) for hit in value or []]
+            item[name] = _json_value(value)
+        lines.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return "".join(lines)
+
+
 #: Task -> builder of {file name: rows} (plus "confusion" for the router's PNG).
 BUILDERS = {
     "jailbreak_guardrails": jailbreak_files,

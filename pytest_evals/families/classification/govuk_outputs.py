@@ -3,7 +3,8 @@
 Writes, for every suite of a GOV.UK classification task, the files GOV.UK Chat's tool
 writes, in its layout: ``DIR/<task>/<run start, %Y-%m-%dT%H:%M:%S>/`` (``DIR`` is usually
 ``results``), with ``results.csv``, ``aggregate.csv``, the router's
-``miscategorised_cases.csv`` and ``confusion_matrix.png``, ``config.yaml`` and
+``miscategorised_cases.csv`` and ``confusion_matrix.png``, ``generated.jsonl`` when the
+suite generated, ``config.yaml`` and
 ``problems.log`` (not for retrieval, whose CLI sets no log up). The rows come from
 :mod:`.govuk_files`. A second suite of the same task in one run gets ``-2`` after the
 timestamp (their tool runs one task per process and would fail on the existing folder).
@@ -146,6 +147,10 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
             # csv's \r\n row ends kept as written (their text-mode open on Linux keeps them too)
             with open(folder / name, "w", encoding="utf8", newline="") as fh:
                 fh.write(csv_text(rows))
+    if suite.get("generate") and files.get("results.csv"):
+        from pytest_evals.families.classification.govuk_files import generated_lines
+
+        (folder / "generated.jsonl").write_text(generated_lines(task, files["results.csv"]), encoding="utf8")
     if "confusion" in files:
         labels, matrix = files["confusion"]
         confusion_png(folder / "confusion_matrix.png", labels, matrix)
