@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from .layout import DATA, build
+from .test_govuk_layout import check_figures
 
 #: Their EvaluationResult fields per task, in their order (written here, not imported).
 GENERATED_FIELDS = {
@@ -30,7 +31,6 @@ GENERATED_FIELDS = {
     "topic_tagger": ("question", "status", "expected_primary_topic", "actual_primary_topic",
                      "expected_secondary_topic", "actual_secondary_topic", "error_message", "model"),
 }
-from .test_govuk_layout import check_figures
 
 MODEL = "eu.anthropic.claude-sonnet-4"
 
