@@ -8,14 +8,14 @@ as one ERROR naming the file and the field, while the other suites still run.
 
 from __future__ import annotations
 
-import warnings
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
-from pytest_evals.families.classification.config_checks import GovukConfigWarning
+from pytest_evals.families.classification.config_checks import notes
 
 from .layout import build
 
@@ -43,7 +43,8 @@ def test_unknown_fields_are_kept_and_warned_about_once(pytester: pytest.Pytester
     layout_with_new_fields(pytester.path)
     extra = ("-n", "2") if dist else ()
     run = pytester.runpytest_subprocess if dist else pytester.runpytest
-    result = run("config/defaults/", *ARGS, *extra, "-W", "always::UserWarning")
+    # -W error: the note is no Python warning, so it cannot turn into a collection error
+    result = run("config/defaults/", *ARGS, *extra, "-W", "error", "--evals-json", "summary.json")
     out = result.stdout.str()
     outcomes = result.parseoutcomes()
     # topic_tagger's status: error row is their "errored" case, an ERROR here; nothing else
@@ -51,25 +52,28 @@ def test_unknown_fields_are_kept_and_warned_about_once(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["ERROR config/defaults/topic_tagger.yaml::line-7 *"])
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) + outcomes["errors"] == 9 + 6 + 5 + 5 + 7
     result.stdout.no_fnmatch_line("*suite could not be loaded*")
+    summary = json.loads((pytester.path / "summary.json").read_text(encoding="utf-8"))
     for task in TASKS:
-        line = (f"*{task}.yaml: field(s) 'evaluation_owner', 'new_thresholds' not known to pytest_evals' "
-                f"{task} task: kept and not used*")
+        line = (f"WARNING GOV.UK config: *{task}.yaml: field(s) 'evaluation_owner', 'new_thresholds' not known to "
+                f"pytest_evals' {task} task: kept and not used (GOV.UK Chat's own config models ignore unknown fields too)")
         result.stdout.fnmatch_lines([line])
-        # once per file in the warnings summary, however many processes read it
+        # once per file, however many processes read it
         assert out.count(f"{task}.yaml: field(s) 'evaluation_owner'") == 1, out
+        assert sum(f"{task}.yaml: field(s)" in n for n in summary["govuk_config_notes"]) == 1
 
 
 def test_the_unknown_fields_are_kept_on_the_config() -> None:
     raw = {"task": "jailbreak_guardrails", "what": "x", "generate": False, "input_path": "d.jsonl", "owner": "me"}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        config = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
-        again = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
+    config = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
+    again = ChatSuiteConfig.model_validate(raw, context={"suite_path": "/kept/jailbreak_guardrails.yaml", "task_from_file_name": True})
     assert config.govuk_unknown_fields == {"owner": "me"} == again.govuk_unknown_fields
     assert config.govuk_layout
+    # a run folder's config.json reads back (rescore) with what was kept
+    back = ChatSuiteConfig.model_validate(config.model_dump(mode="json"))
+    assert back.govuk_unknown_fields == {"owner": "me"} and back.govuk_layout
     ours = ChatSuiteConfig.model_validate({k: v for k, v in raw.items() if k != "owner"}, context={"task_from_file_name": False})
     assert not ours.govuk_layout and ours.govuk_unknown_fields == {}
-    assert [type(w.message) for w in caught] == [GovukConfigWarning]  # the second read is silent
+    assert sum("/kept/jailbreak_guardrails.yaml" in n for n in notes()) == 1  # the second read adds none
 
 
 def test_a_pytest_evals_suite_still_rejects_an_unknown_field(pytester: pytest.Pytester) -> None:
@@ -103,3 +107,16 @@ def test_their_guardrail_types_are_accepted(value: str) -> None:
     assert config.guardrail_type == value
     # other tasks do not have the field in their models: any value is theirs to ignore
     assert ChatSuiteConfig.model_validate({"task": "question_router", "guardrail_type": "x"}).guardrail_type == "x"
+
+
+def test_a_run_of_their_config_with_new_fields_rescores(pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+
+    layout_with_new_fields(pytester.path)
+    pytester.runpytest("config/defaults/jailbreak_guardrails.yaml", *ARGS, "--evals-report-dir", "runs")
+    [folder] = list((pytester.path / "runs").iterdir())
+    done = subprocess.run([sys.executable, "-m", "pytest_evals.cli.main", "rescore", str(folder)],
+                          capture_output=True, text=True, cwd=pytester.path)
+    assert done.returncode in (0, 1), done.stderr  # 1: the suite's cases failed, as in the run
+    assert "Extra inputs" not in done.stdout + done.stderr and "jailbreak_guardrails" in done.stdout

@@ -7,8 +7,8 @@ Their config models (``govuk_chat_evaluation/config.py`` and each task's ``cli.p
 pydantic models with the default ``extra="ignore"``: a field they do not know is dropped
 without a word, so a config written for their next version still runs. A file in their
 layout (no ``task:``, named after its task) is read the same way: such a field is kept
-(in :attr:`ChatSuiteConfig.govuk_unknown_fields` and the suite's raw data) and warned
-about once per file (:mod:`.config_checks`), never an error. A pytest_evals suite
+(in :attr:`ChatSuiteConfig.govuk_unknown_fields` and the suite's raw data) and noted
+once per file in the run's summaries (:mod:`.config_checks`), never an error. A pytest_evals suite
 (``task:`` given) still rejects unknown fields, so a misspelt ``tresholds`` cannot turn a
 gate off silently. The value checks their models do make are made in both, with the file
 and field named: ``guardrail_type`` of output_guardrails is one of their two literals.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from pytest_evals.families.classification.config_checks import (
     GUARDRAIL_TYPES,
@@ -30,6 +30,10 @@ from pytest_evals.suites.suite_config import SuiteConfig
 
 
 class ChatSuiteConfig(SuiteConfig):
+    # A dumped config (config.json of a run folder, read back by `pytest-evals rescore`) names
+    # the two GOV.UK fields by their Python names.
+    model_config = ConfigDict(populate_by_name=True)
+
     #: Fields of a file in GOV.UK's layout that no pytest_evals task knows (kept, not used).
     govuk_unknown_fields: dict[str, Any] = Field(default_factory=dict, alias="__govuk_unknown_fields__")
     #: Whether the file is in GOV.UK's layout (no ``task:``, named after its task): where their

@@ -14,6 +14,7 @@ TASKS = {
 #: results.csv / aggregate.csv / miscategorised_cases.csv shaped like GOV.UK's tool;
 #: ``target: govuk_chat`` (their rake tasks as the generate step).
 #: --evals-govuk-outputs (their files, their layout).
-PLUGINS = (f"{_PKG}.plugin", f"{_PKG}.govuk_generate", f"{_PKG}.govuk_outputs")
+#: GOV.UK config notes (unknown fields) in the terminal and JSON summaries.
+PLUGINS = (f"{_PKG}.plugin", f"{_PKG}.govuk_generate", f"{_PKG}.govuk_outputs", f"{_PKG}.config_checks")
 #: GOV.UK Chat's positive labels: a caught jailbreak, a triggered guardrail.
 LABEL_WORDS = ("jailbreak", "triggered")
