@@ -63,13 +63,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write this run's result files into a timestamped folder under DIR",
     )
     group.addoption(
-        "--evals-generate",
+        "--evals-generate", "--generate",  # --generate / --no-generate: GOV.UK Chat's spellings
         action="store_true",
         default=None,
         help="override every suite's 'generate' field to true (run the target)",
     )
     group.addoption(
-        "--no-evals-generate",
+        "--no-evals-generate", "--no-generate",
         dest="evals_generate",
         action="store_false",
         help="override every suite's 'generate' field to false (score saved outputs)",

@@ -414,6 +414,7 @@ def load_suite(
     """Read, override and validate one suite file (the task's own config model)."""
     raw = dict(raw) if raw is not None else read_yaml(path)
     task_name = raw.get("task")
+    named_by_file = task_name is None
     if task_name is None:
         task_name = task_from_file_name(path, catalog)
         raw["task"] = task_name
@@ -444,7 +445,9 @@ def load_suite(
         raise SuiteConfigError(f"{path}: field {deep[0]!r}: nested {deep[1]} levels deep, over the limit of {limit} ({source})")
     problems = strict_scalar_problems(raw, config_model)
     try:
-        config = config_model.model_validate(raw)
+        # The file's path lets a task's checks name it; whether the task came from the file
+        # name tells a family's config it reads a file in another tool's layout (GOV.UK's).
+        config = config_model.model_validate(raw, context={"suite_path": str(path), "task_from_file_name": named_by_file})
     except ValidationError as exc:
         lines = format_validation_error(str(path), exc).split("\n")
         # One message per field: the strict check's, then pydantic's for the others.

@@ -55,7 +55,12 @@ def _pair(attack: dict[str, Any]) -> tuple[str | None, str | None]:
     ratings = responses[0].get("ratings") or []
     if len(ratings) < 2:
         return None, None
-    return ratings[0]["rater"].get("model_name"), ratings[1]["rater"].get("model_name")
+    return ratings[0].get("rater", {}).get("model_name"), ratings[1].get("rater", {}).get("model_name")
+
+
+def _is_number(x: Any) -> bool:
+    # Their check is isinstance(x, (int, float)): a bool is an int there, a string is not.
+    return isinstance(x, (int, float))
 
 
 def _mean_norm(attack: dict[str, Any], name: str) -> float | None:
@@ -63,10 +68,57 @@ def _mean_norm(attack: dict[str, Any], name: str) -> float | None:
         float(r["aux_info"]["normalized_score"])
         for resp in attack.get("responses", [])
         for r in resp.get("ratings", [])
-        if r["rater"].get("model_name") == name
-        and isinstance(r.get("aux_info", {}).get("normalized_score"), (int, float))
+        if r.get("rater", {}).get("model_name") == name
+        and _is_number(r.get("aux_info", {}).get("normalized_score"))
     ]
     return sum(found) / len(found) if found else None
+
+
+def viewer_rater_names(attack: dict[str, Any]) -> list[str]:
+    """The raters of an attack in first-seen order (their per-attack columns)."""
+    names: list[str] = []
+    for resp in attack.get("responses", []):
+        for r in resp.get("ratings", []):
+            name = r.get("rater", {}).get("model_name")
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def viewer_attack_means(attack: dict[str, Any]) -> dict[str, tuple[float | None, float | None]]:
+    """Their Mean Raw / Mean Norm per rater: every numeric value the rater gave on the attack
+    (a rater rating one response twice counts twice)."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for name in viewer_rater_names(attack):
+        raws = [float(r["raw_score"]) for resp in attack.get("responses", []) for r in resp.get("ratings", [])
+                if r.get("rater", {}).get("model_name") == name and _is_number(r.get("raw_score"))]
+        norms = [float(r["aux_info"]["normalized_score"]) for resp in attack.get("responses", []) for r in resp.get("ratings", [])
+                 if r.get("rater", {}).get("model_name") == name and _is_number(r.get("aux_info", {}).get("normalized_score"))]
+        out[name] = (sum(raws) / len(raws) if raws else None, sum(norms) / len(norms) if norms else None)
+    return out
+
+
+def viewer_response_row(response: dict[str, Any], names: list[str]) -> dict[str, tuple[float | None, float | None]]:
+    """Their Raw / Norm columns of one response: the last rating per rater."""
+    last: dict[str, dict[str, Any]] = {}
+    for r in response.get("ratings", []):
+        name = r.get("rater", {}).get("model_name")
+        if name:
+            last[name] = r
+    out = {}
+    for name in names:
+        r = last.get(name)
+        raw = r.get("raw_score") if r else None
+        norm = r.get("aux_info", {}).get("normalized_score") if r else None
+        out[name] = (float(raw) if _is_number(raw) else None, float(norm) if _is_number(norm) else None)
+    return out
+
+
+def viewer_explore_order(prompts: dict[str, dict[str, Any]]) -> list[str]:
+    """Their Explore table: hashes by the file's mean_score (0 when absent), highest first.
+
+    Python's sort is stable, so equal scores keep the listing order (given here)."""
+    return [h for h, _ in sorted(prompts.items(), key=lambda kv: kv[1].get("mean_score", 0), reverse=True)]
 
 
 def attack_score(attack: dict[str, Any]) -> float | None:
@@ -116,12 +168,21 @@ def attack_as_dict(attack: Attack) -> dict[str, Any]:
     return out
 
 
-def prompt_file(system_prompt: str, attacks: list[Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The content rm-bias's save_system_prompt_stats writes (meta defaults to {})."""
+def prompt_file(
+    system_prompt: str,
+    attacks: list[Any],
+    meta: dict[str, Any] | None = None,
+    mean_score: float | None = None,
+    stdev_score: float | None = None,
+) -> dict[str, Any]:
+    """The content rm-bias's save_system_prompt_stats writes (meta defaults to {}; given
+    mean_score / stdev_score are written as given, the others computed)."""
     dicts = [a if isinstance(a, dict) else attack_as_dict(a) for a in attacks]
     scores = [s for a in dicts if (s := attack_score(a)) is not None]
     mean = sum(scores) / len(scores) if scores else 0.0
     std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores)) if scores else 0.0
+    mean = mean if mean_score is None else mean_score
+    std = std if stdev_score is None else stdev_score
     return {"system_prompt": system_prompt, "meta": {} if meta is None else meta, "mean_score": mean, "stdev_score": std, "attacks": dicts}
 
 

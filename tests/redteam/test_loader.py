@@ -53,7 +53,12 @@ def test_scores_are_computed_from_the_ratings_as_rm_bias_viewer_does(tmp_path: P
     assert example.adversarial_scores == [adversariality(0.65, 0.40)]
     assert (example.mean_score, example.stdev_score) == (adversariality(0.65, 0.40), 0.0)
     assert example.file_mean is None and not example.hash_ok
-    assert records["stored-only"].adversarial_scores == [-0.12]  # the ratings give none
+    # Issue 28: rm-bias's viewer shows N/A for an attack without responses, stored score or not;
+    # the stored score is shown only under --edge-rules ours.
+    assert records["stored-only"].adversarial_scores == [None]
+    assert records["stored-only"].mean_score is None
+    ours = {r.hash: r for r in load_run_dir(run, edges="ours").seeds[0].prompts}
+    assert ours["stored-only"].adversarial_scores == [-0.12]  # the ratings give none
     first = records[hashes[0]]
     assert first.mean_score == pytest.approx(adversariality(1.0, -1.0))
     assert first.file_mean == pytest.approx(first.mean_score, abs=1e-15) and first.hash_ok
@@ -69,25 +74,28 @@ def test_population_and_cluster_files_are_read(tmp_path: Path) -> None:
     assert [len(v) for v in seed.population_history.values()] == [1, 2]
 
 
+TEXT_RAW = json.dumps({**seed_example(), "attacks": [{"system": "s", "user": "u", "responses": [{"assistant": "a", "ratings": [{"raw_score": "high", "rater": {"model_name": "m", "rating_function_type": "c"}}]}]}]}).encode()
+
+
 @pytest.mark.parametrize(
-    ("content", "field", "message"),
+    ("content", "field", "message", "edges"),
     [
-        (b"{not json", None, "invalid JSON at line 1"),
-        (b"\xff\xfe garbage", None, "not UTF-8"),
-        (b"[1, 2]", None, "expected a JSON object"),
-        (json.dumps({"system_prompt": "x", "meta": {"step": "first", "operation": "init"}, "attacks": []}).encode(), "meta.step", "valid integer"),
-        (json.dumps({**seed_example(), "attacks": [{"system": "s", "user": "u", "responses": [{"assistant": "a", "ratings": [{"raw_score": "high", "rater": {"model_name": "m", "rating_function_type": "c"}}]}]}]}).encode(),
-         "attacks[0].responses[0].ratings[0].raw_score", "valid number"),
+        (b"{not json", None, "invalid JSON at line 1", "rm-bias"),
+        (b"\xff\xfe garbage", None, "not UTF-8", "rm-bias"),
+        (b"[1, 2]", None, "expected a JSON object", "rm-bias"),
+        (json.dumps({"system_prompt": "x", "meta": {"step": "first", "operation": "init"}, "attacks": []}).encode(), "meta.step", "valid integer", "rm-bias"),
+        # Under rm-bias's rules a text score is ignored (test_edge_rules); ours reads text as a number.
+        (TEXT_RAW, "attacks[0].responses[0].ratings[0].raw_score", "valid number", "ours"),
     ],
 )
 def test_a_malformed_file_is_named_with_its_field_and_only_it_is_skipped(
-    tmp_path: Path, content: bytes, field: str | None, message: str
+    tmp_path: Path, content: bytes, field: str | None, message: str, edges: str
 ) -> None:
     run = tmp_path / "bon_iter" / "r"
     write_run(run)
     bad = run / "seed_0" / "broken.json"
     bad.write_bytes(content)
-    loaded = load_run_dir(run)
+    loaded = load_run_dir(run, edges=edges)  # type: ignore[arg-type]
     assert len(loaded.seeds[0].prompts) == 2  # the good files still load
     [issue] = loaded.issues
     assert issue.path == bad

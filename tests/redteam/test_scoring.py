@@ -132,10 +132,12 @@ def test_the_computed_score_wins_and_a_stored_one_fills_a_gap() -> None:
     # Changed on purpose (issue 16): rm-bias's viewer recomputes from the ratings.
     a = attack([rating("rm", 0.9, 1.0), rating("judge", 3, -1.0)], stored=-0.12)
     assert attack_adversarial_score(a) == pytest.approx(adversariality(1.0, -1.0))
-    # a stored score is used for an attack written without responses ...
-    assert attack_adversarial_score(attack(stored=0.3)) == 0.3
+    # Issue 28: an attack without responses is N/A, as in rm-bias's viewer ...
+    assert attack_adversarial_score(attack(stored=0.3)) is None
+    # ... and under edge rules "ours" its stored score fills the gap ...
+    assert attack_adversarial_score(attack(stored=0.3), edges="ours") == 0.3
     # ... but does not turn N/A ratings into a score
-    assert attack_adversarial_score(attack([rating("rm", 1, None)], stored=0.3)) is None
+    assert attack_adversarial_score(attack([rating("rm", 1, None)], stored=0.3), edges="ours") is None
 
 
 def test_score_stats_is_mean_and_population_std_of_the_defined_scores() -> None:

@@ -59,15 +59,15 @@ def test_a_large_run_loads_and_shows_the_values_computed_in_python(browser: Any,
 
     page.click(browser, "tab-explore")
     assert page.headers(browser, "prompts-table") == [
-        "Step", "Operation", "System Prompt", "Mean Adv Score", "Std Adv Score", "Num Attacks", "Hash",
+        "Step", "Operation", "System Prompt", "Mean Adv Score", "Std Adv Score", "Num Attacks", "File mean_score", "Hash",
     ]
     files = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (data / "evo" / "big" / "seed_0").glob("*.json") if len(p.stem) == 32}
     assert len(files) == 500
     assert len(page.rows(browser, "prompts-table")) == 100  # first page
     assert page.texts(browser, "#prompts-table-box .range") == ["1\u2013100 of 500"]
 
-    # sorted by mean adversarial score, highest first, without a click (rm-bias's default order)
-    assert page.sort_state(browser, "prompts-table") == ("Mean Adv Score", "sorted-desc")
+    # sorted by the file's mean_score, highest first, without a click (rm-bias's default order)
+    assert page.sort_state(browser, "prompts-table") == ("File mean_score", "sorted-desc")
     top = page.rows(browser, "prompts-table")[0]
     best = max(files, key=lambda h: files[h]["mean_score"])
     assert top["hash"][0] == best

@@ -168,9 +168,13 @@ def test_files_written_by_rm_bias_show_their_means_missing_raw_scores_and_a_misn
         mean, std = ref.viewer_prompt_stats(data)
         row = by_sp[data["system_prompt"]]
         assert row["mean"][0] == page.fmt(mean) and row["std"][0] == page.fmt(std)
-    # highest mean first, N/A (no attack scored) last
-    shown = [float(r["mean"][1]) for r in rows if r["mean"][1]]
-    assert shown == sorted(shown, reverse=True) and rows[-1]["mean"][0] == "N/A"
+    # rm-bias's Explore order (issue 28): the file's mean_score, highest first; their writer
+    # stores 0.0 for the prompt without any score, so it is not last
+    by_file = {d["system_prompt"]: d["mean_score"] for d in files.values()}
+    order = [by_file[r["sp"][0]] for r in rows]
+    assert order == sorted(order, reverse=True)
+    assert [r["fsort"][0] for r in rows] == [page.fmt(m) for m in order]
+    assert rows[-1]["mean"][0] != "N/A" and any(r["mean"][0] == "N/A" for r in rows)
     flagged = [r for r in rows if r["hash"][0].startswith("\u26a0")]
     assert [r["hash"][0] for r in flagged] == ["\u26a0 renamed"]
 

@@ -34,6 +34,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--partial-scores", choices=("average", "na"), default="average",
                         help="a rater's mean over an attack when some normalized_scores are missing: "
                              "'average' the present ones (rm-bias, default) or 'na' (N/A, with the reason shown)")
+    parser.add_argument("--edge-rules", choices=("rm-bias", "ours"), default="rm-bias",
+                        help="how five edge cases are read: 'rm-bias' as their viewer does (default) or 'ours' "
+                             "(stored score for an attack without responses, first of two ratings by one rater, "
+                             "order by computed mean, files without rating_function_type/ratings skipped, "
+                             "text scores read); the page lists the rules and why one might want ours")
     parser.add_argument("--host", default="127.0.0.1", help="address for --serve (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port for --serve (0 picks a free one; default: 8000)")
     parser.set_defaults(func=run_viz)
@@ -67,14 +72,14 @@ def run_viz(args: argparse.Namespace) -> int:
     if args.watch:
         return run_watch(args, data_dir)
     try:
-        runs = load_data_dir(data_dir, args.partial_scores)
+        runs = load_data_dir(data_dir, args.partial_scores, args.edge_rules)
     except FileNotFoundError as exc:
         print(f"pytest-evals viz: {exc}", file=sys.stderr)
         return 2
     if not runs:
         print(no_runs_message(data_dir), file=sys.stderr)
         return NO_RUNS
-    output = build_viewer(runs, args.output, source=str(data_dir), partial=args.partial_scores)
+    output = build_viewer(runs, args.output, source=str(data_dir), partial=args.partial_scores, edges=args.edge_rules)
     report(runs)
     skipped = sum(len(run.issues) for run in runs)
     prompts = sum(len(seed.prompts) for run in runs for seed in run.seeds)
@@ -101,7 +106,7 @@ def run_watch(args: argparse.Namespace, data_dir: Path) -> int:
     if not any(True for _ in find_runs(data_dir)):
         print(no_runs_message(data_dir), file=sys.stderr)
         return NO_RUNS
-    live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval)
+    live = LiveViewer(data_dir, Path(args.output), args.partial_scores, args.interval, args.edge_rules)
     live.rebuild()
     report(live.runs)
     server = http.server.ThreadingHTTPServer((args.host, args.port), live.handler())

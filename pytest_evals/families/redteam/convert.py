@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_evals.families.redteam.edge_rules import CONTEXT_KEY
 from pytest_evals.families.redteam.schema import Attack, SystemPromptMeta, SystemPromptStats, dump
 from pytest_evals.families.redteam.scoring import compute_adversarial_score
 
@@ -35,17 +36,22 @@ def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(parts)
 
 
+#: Writing validates scores strictly (a bad score is an error naming its field, a number
+#: written as text is stored as the number), whatever rules the reader uses.
+WRITE_CONTEXT = {CONTEXT_KEY: "ours"}
+
+
 def to_attack(attack: Any) -> Attack:
     """An :class:`Attack` from a dict, an Attack, or any object with the same attributes."""
     if isinstance(attack, Attack):
         return attack
     try:
         if isinstance(attack, Mapping):
-            return Attack.model_validate(dict(attack))
+            return Attack.model_validate(dict(attack), context=WRITE_CONTEXT)
         if isinstance(attack, BaseModel):
-            return Attack.model_validate(attack.model_dump())
+            return Attack.model_validate(attack.model_dump(), context=WRITE_CONTEXT)
         # Runner dataclasses (system, user, responses[*].assistant/ratings, aux_info).
-        return Attack.model_validate(attack, from_attributes=True)
+        return Attack.model_validate(attack, from_attributes=True, context=WRITE_CONTEXT)
     except ValidationError as exc:
         raise ValueError(f"invalid attack: {describe_validation_error(exc)}") from None
 
@@ -132,7 +138,7 @@ def convert_attack_to_dict(attack: Any) -> dict[str, Any]:
 
 def validate_stats(data: Mapping[str, Any]) -> SystemPromptStats:
     try:
-        return SystemPromptStats.model_validate(dict(data))
+        return SystemPromptStats.model_validate(dict(data), context=WRITE_CONTEXT)
     except ValidationError as exc:
         raise ValueError(f"invalid system prompt stats: {describe_validation_error(exc)}") from None
 

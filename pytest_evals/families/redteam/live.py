@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.families.redteam.edge_rules import DEFAULT_EDGES, EdgeRules
 from pytest_evals.families.redteam.loader import RunData, gc_paused, load_data_dir
 from pytest_evals.families.redteam.scoring import PartialScores
 from pytest_evals.families.redteam.viewdata import build_payload
@@ -42,10 +43,13 @@ def fingerprint(data_dir: Path) -> Fingerprint:
 class LiveViewer:
     """The current page and data of a watched directory (rebuilt on change, thread-safe)."""
 
-    def __init__(self, data_dir: Path, output: Path, partial: PartialScores, interval: float) -> None:
+    def __init__(
+        self, data_dir: Path, output: Path, partial: PartialScores, interval: float, edges: EdgeRules = DEFAULT_EDGES
+    ) -> None:
         self.data_dir = data_dir
         self.output = output
         self.partial = partial
+        self.edges = edges
         self.interval = interval
         self.version = 0
         self.runs: list[RunData] = []
@@ -58,11 +62,11 @@ class LiveViewer:
         from pytest_evals.families.redteam.store import atomic_write_text
 
         seen = fingerprint(self.data_dir)
-        runs = load_data_dir(self.data_dir, self.partial)
+        runs = load_data_dir(self.data_dir, self.partial, self.edges)
         with self.lock:
             version = self.version + 1
         with gc_paused():
-            payload = build_payload(runs, source=str(self.data_dir), partial=self.partial, watch=self.interval)
+            payload = build_payload(runs, source=str(self.data_dir), partial=self.partial, watch=self.interval, edges=self.edges)
             payload["version"] = version
             page = render_html(payload)
             data = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")

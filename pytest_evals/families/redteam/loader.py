@@ -18,7 +18,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_evals.families.redteam.attribute_stats import (
+    AttributeSeed,
+    AttributeStatsError,
+    has_final_stats,
+    parse_attribute_list,
+    stats_files,
+)
 from pytest_evals.families.redteam.convert import field_path, hash_system_prompt
+from pytest_evals.families.redteam.edge_rules import CONTEXT_KEY, DEFAULT_EDGES, EdgeRules
 from pytest_evals.families.redteam.schema import (
     CLUSTER_INFO_FILE,
     POPULATION_FILE,
@@ -29,6 +37,7 @@ from pytest_evals.families.redteam.schema import (
 from pytest_evals.families.redteam.scoring import (
     DEFAULT_PARTIAL,
     PartialScores,
+    attack_adversarial_score,
     compute_adversarial_score,
     score_stats,
 )
@@ -75,6 +84,22 @@ class PromptRecord:
     partial: PartialScores = DEFAULT_PARTIAL
     #: Per attack: whether the score was computed from the ratings (else stored or N/A).
     computed: list[bool] = field(default_factory=list)
+    #: The edge rules the file was read under (see :mod:`.edge_rules`).
+    edges: EdgeRules = DEFAULT_EDGES
+
+    @property
+    def file_mean_given(self) -> bool:
+        """Whether the file has a ``mean_score`` key at all (null and NaN count as given)."""
+        return "mean_score" in self.stats.model_fields_set
+
+    @property
+    def sort_score(self) -> float | None:
+        """rm-bias's Explore order key: the file's ``mean_score``, 0 when the key is absent.
+
+        A null or NaN ``mean_score`` has no place in their order (their sort raises on
+        null); it is None here and sorts last.
+        """
+        return self.stats.mean_score if self.file_mean_given else 0.0
 
     @property
     def file_mean(self) -> float | None:
@@ -111,6 +136,8 @@ class RunData:
     path: Path
     seeds: list[SeedData] = field(default_factory=list)
     issues: list[LoadIssue] = field(default_factory=list)
+    #: rm-bias's current output, ``final_stats/seed_<i>.json`` (see :mod:`.attribute_stats`).
+    attribute_stats: list[AttributeSeed] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -158,7 +185,23 @@ def _issue_from_validation(path: Path, exc: ValidationError) -> LoadIssue:
     return LoadIssue(path, field_path(tuple(first["loc"])), f"{first['msg']}{more}")
 
 
-def load_prompt_file(path: Path, partial: PartialScores = DEFAULT_PARTIAL) -> PromptRecord:
+def strict_field_issue(path: Path, stats: SystemPromptStats) -> LoadIssue | None:
+    """Under edge rules "ours": the first rater without a type or response without ratings."""
+    for a, attack in enumerate(stats.attacks):
+        for r, response in enumerate(attack.responses):
+            if "ratings" not in response.model_fields_set:
+                return LoadIssue(path, field_path(("attacks", a, "responses", r, "ratings")),
+                                 "Field required (edge rules 'ours'; rm-bias's viewer reads it as no ratings)")
+            for g, rating in enumerate(response.ratings):
+                if "rating_function_type" not in rating.rater.model_fields_set:
+                    return LoadIssue(path, field_path(("attacks", a, "responses", r, "ratings", g, "rater", "rating_function_type")),
+                                     "Field required (edge rules 'ours'; rm-bias's viewer reads the rating)")
+    return None
+
+
+def load_prompt_file(
+    path: Path, partial: PartialScores = DEFAULT_PARTIAL, edges: EdgeRules = DEFAULT_EDGES
+) -> PromptRecord:
     """Read one system prompt file; raises :class:`LoadError` carrying the issue."""
     try:
         raw = _read_json(path)
@@ -167,16 +210,18 @@ def load_prompt_file(path: Path, partial: PartialScores = DEFAULT_PARTIAL) -> Pr
     if not isinstance(raw, dict):
         raise LoadError(LoadIssue(path, None, f"expected a JSON object, got {type(raw).__name__}"))
     try:
-        stats = SystemPromptStats.model_validate(raw)
+        stats = SystemPromptStats.model_validate(raw, context={CONTEXT_KEY: edges})
     except ValidationError as exc:
         raise LoadError(_issue_from_validation(path, exc)) from None
+    if edges == "ours" and (issue := strict_field_issue(path, stats)) is not None:
+        raise LoadError(issue)
     computed = [compute_adversarial_score(a, partial) for a in stats.attacks]
     scores = [
-        c if c is not None or a.responses else a.aux_info.adversarial_score
+        c if c is not None else attack_adversarial_score(a, partial, edges)
         for a, c in zip(stats.attacks, computed, strict=True)
     ]
     mean, stdev = score_stats(scores)
-    return PromptRecord(path.stem, path, stats, scores, mean, stdev, partial, [c is not None for c in computed])
+    return PromptRecord(path.stem, path, stats, scores, mean, stdev, partial, [c is not None for c in computed], edges)
 
 
 class LoadError(Exception):
@@ -220,7 +265,9 @@ def _load_cluster(path: Path) -> ClusterInfo:
         raise LoadError(_issue_from_validation(path, exc)) from None
 
 
-def load_seed_dir(path: Path, issues: list[LoadIssue], partial: PartialScores = DEFAULT_PARTIAL) -> SeedData:
+def load_seed_dir(
+    path: Path, issues: list[LoadIssue], partial: PartialScores = DEFAULT_PARTIAL, edges: EdgeRules = DEFAULT_EDGES
+) -> SeedData:
     match = SEED_DIR.match(path.name)
     seed = SeedData(seed_id=match.group(1) if match else path.name, path=path)
     for file in sorted(path.glob("*.json"), key=lambda p: p.name):
@@ -230,7 +277,7 @@ def load_seed_dir(path: Path, issues: list[LoadIssue], partial: PartialScores = 
             elif file.name == POPULATION_FILE:
                 seed.population_history = _load_population(file)
             else:
-                seed.prompts.append(load_prompt_file(file, partial))
+                seed.prompts.append(load_prompt_file(file, partial, edges))
         except LoadError as exc:
             issues.append(exc.issue)
     # Files without a step (rm-bias's default meta={}) come first, as step 0 would.
@@ -239,7 +286,10 @@ def load_seed_dir(path: Path, issues: list[LoadIssue], partial: PartialScores = 
 
 
 def load_run_dir(
-    path: str | os.PathLike[str], runner: str | None = None, partial: PartialScores = DEFAULT_PARTIAL
+    path: str | os.PathLike[str],
+    runner: str | None = None,
+    partial: PartialScores = DEFAULT_PARTIAL,
+    edges: EdgeRules = DEFAULT_EDGES,
 ) -> RunData:
     """Load one run directory (its ``seed_*`` subdirectories)."""
     run_path = Path(path)
@@ -249,12 +299,27 @@ def load_run_dir(
     seed_dirs = [p for p in run_path.iterdir() if p.is_dir() and SEED_DIR.match(p.name)]
     with gc_paused():
         for seed_path in sorted(seed_dirs, key=lambda p: _natural(p.name)):
-            run.seeds.append(load_seed_dir(seed_path, run.issues, partial))
+            run.seeds.append(load_seed_dir(seed_path, run.issues, partial, edges))
+        run.attribute_stats = load_final_stats(run_path, run.issues)
     return run
 
 
+def load_final_stats(run_path: Path, issues: list[LoadIssue]) -> list[AttributeSeed]:
+    """Every readable ``final_stats/seed_<i>.json``; a bad one is an issue, the others load."""
+    out: list[AttributeSeed] = []
+    for seed_id, file in stats_files(run_path):
+        try:
+            records = parse_attribute_list(_read_json(file))
+        except (OSError, ValueError) as exc:
+            where = exc.field if isinstance(exc, AttributeStatsError) else None
+            issues.append(LoadIssue(file, where, str(exc)))
+            continue
+        out.append(AttributeSeed(seed_id, file, records))
+    return out
+
+
 def _is_run_dir(path: Path) -> bool:
-    return any(p.is_dir() and SEED_DIR.match(p.name) for p in path.iterdir())
+    return has_final_stats(path) or any(p.is_dir() and SEED_DIR.match(p.name) for p in path.iterdir())
 
 
 def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
@@ -278,8 +343,10 @@ def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
                 yield runner_dir.name, run
 
 
-def load_data_dir(data_dir: str | os.PathLike[str], partial: PartialScores = DEFAULT_PARTIAL) -> list[RunData]:
-    return [load_run_dir(path, runner, partial) for runner, path in find_runs(data_dir)]
+def load_data_dir(
+    data_dir: str | os.PathLike[str], partial: PartialScores = DEFAULT_PARTIAL, edges: EdgeRules = DEFAULT_EDGES
+) -> list[RunData]:
+    return [load_run_dir(path, runner, partial, edges) for runner, path in find_runs(data_dir)]
 
 
 def hash_matches(record: PromptRecord) -> bool:

@@ -11,6 +11,13 @@ call fails; it is kept and shown as missing), ``meta`` may be ``{}`` (their
 ``save_system_prompt_stats`` default) or absent, and ``attacks`` may be absent.
 Optional scores written by other tools as ``NaN`` mean "not available" and become
 ``None``; a raw score that is given must be finite.
+
+Two readings depend on the edge rules (:mod:`.edge_rules`), passed as the validation
+context ``{"edges": ...}``: under rm-bias's rules (the default, also without a context)
+a score that is not a JSON number is ignored (``None``) and a non-finite raw score too,
+as their viewer's ``isinstance(x, (int, float))`` and pandas' NaN-skipping mean do; under
+ours a number written as text is read. ``rating_function_type`` and ``ratings`` may be
+absent (their viewer reads such files); the loader skips them under ours.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from pytest_evals.families.redteam.edge_rules import edges_of
 
 #: File names inside ``seed_<id>/`` that are not system prompt files.
 CLUSTER_INFO_FILE = "cluster_info.json"
@@ -34,6 +43,17 @@ def _finite_or_none(value: Any) -> Any:
     return value
 
 
+def _score(value: Any, info: ValidationInfo, finite_only: bool) -> Any:
+    """A score as the edge rules read it (see the module docstring)."""
+    if edges_of(info.context) == "ours":
+        return _finite_or_none(value) if not finite_only else value
+    if isinstance(value, bool):
+        return float(value)  # a Python int to rm-bias's isinstance check
+    if not isinstance(value, int | float):
+        return None
+    return _finite_or_none(value)
+
+
 class _Open(BaseModel):
     # ``model_name`` is a seed field name; pydantic would warn about its "model_" prefix.
     model_config = ConfigDict(extra="allow", protected_namespaces=(), allow_inf_nan=False)
@@ -41,8 +61,17 @@ class _Open(BaseModel):
 
 class RaterInfo(_Open):
     model_name: str
-    #: "classifier" (reward model), "lm_judge", or any other kind a runner uses.
-    rating_function_type: str
+    #: "classifier" (reward model), "lm_judge", or any other kind a runner uses; None when
+    #: the file leaves it out (rm-bias's viewer reads such ratings, see edge_rules).
+    rating_function_type: str | None = None
+
+    @field_validator("rating_function_type", mode="before")
+    @classmethod
+    def _any_type(cls, value: Any, info: ValidationInfo) -> Any:
+        # rm-bias's viewer never reads the type: under its rules a non-text one is not an error.
+        if edges_of(info.context) == "rm-bias" and value is not None and not isinstance(value, str):
+            return None
+        return value
 
 
 class RatingAuxInfo(_Open):
@@ -52,8 +81,8 @@ class RatingAuxInfo(_Open):
 
     @field_validator("normalized_score", mode="before")
     @classmethod
-    def _nan_is_missing(cls, value: Any) -> Any:
-        return _finite_or_none(value)
+    def _nan_is_missing(cls, value: Any, info: ValidationInfo) -> Any:
+        return _score(value, info, finite_only=False)
 
 
 class Rating(_Open):
@@ -62,10 +91,17 @@ class Rating(_Open):
     rater: RaterInfo
     aux_info: RatingAuxInfo = Field(default_factory=RatingAuxInfo)
 
+    @field_validator("raw_score", mode="before")
+    @classmethod
+    def _raw(cls, value: Any, info: ValidationInfo) -> Any:
+        # Under ours a given raw score must be finite (allow_inf_nan=False says so).
+        return _score(value, info, finite_only=True)
+
 
 class RatedResponse(_Open):
     assistant: str
-    ratings: list[Rating]
+    #: Absent in some files; rm-bias's viewer reads them as no ratings (see edge_rules).
+    ratings: list[Rating] = Field(default_factory=list)
 
 
 class AttackAuxInfo(_Open):

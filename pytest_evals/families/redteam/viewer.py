@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.families.redteam.edge_rules import DEFAULT_EDGES, EdgeRules
 from pytest_evals.families.redteam.loader import RunData, gc_paused
 from pytest_evals.families.redteam.scoring import DEFAULT_PARTIAL, PartialScores
 from pytest_evals.families.redteam.viewdata import build_payload
@@ -73,12 +74,13 @@ def build_viewer(
     output: str | os.PathLike[str],
     source: str = "",
     partial: PartialScores = DEFAULT_PARTIAL,
+    edges: EdgeRules = DEFAULT_EDGES,
 ) -> Path:
     """Write the viewer for already-loaded runs; returns the output path."""
     from pytest_evals.families.redteam.store import atomic_write_text
 
     out = Path(output)
     with gc_paused():
-        page = render_html(build_payload(runs, source=source, partial=partial))
+        page = render_html(build_payload(runs, source=source, partial=partial, edges=edges))
     atomic_write_text(out, page)
     return out

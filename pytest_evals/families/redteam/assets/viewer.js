@@ -15,8 +15,8 @@
   var SHAPES = ["circle", "square", "triangle", "diamond", "cross", "star"];
 
   var DATA = null;
-  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt", evoSeed: 0 };
-  var TABS = ["overview", "explore", "analytics", "evolution"];
+  var state = { run: 0, tab: "overview", seed: 0, prompt: null, attack: null, response: null, filter: "", histLevel: "prompt", evoSeed: 0, attrSeed: 0, attr: null };
+  var TABS = ["overview", "explore", "analytics", "evolution", "attributes"];
   // Per-table sort and page, kept across re-renders: id -> {key, dir, page, size}.
   var tableState = {};
 
@@ -236,7 +236,8 @@
         card("Responses", String(c.responses), "ov-responses"),
         card("Steps", c.stepText, "ov-steps"),
         card("Raters", r.raters.map(function (x) { return x.name; }).join(", ") || NA, "ov-raters"),
-        r.nullRaw ? card("Missing raw scores (null)", String(r.nullRaw), "ov-nullraw") : null
+        r.nullRaw ? card("Missing raw scores (null)", String(r.nullRaw), "ov-nullraw") : null,
+        r.attrs && r.attrs.length ? card("Attribute stats (final_stats)", r.attrs.length + " seed file(s)", "ov-attrs") : null
       ])
     );
     var rows = r.seeds.map(function (s, i) {
@@ -319,10 +320,28 @@
           text: (s.cluster.sample_train_prompts || []).join("\n\n") || null }
       ]));
     }
-    view.append(el("h2", { text: "System prompts" }), promptsTable());
+    view.append(edgeRulesBox(), el("h2", { text: "System prompts" }), promptsTable());
     var detail = el("div", { id: "prompt-detail" });
     view.append(detail);
     renderPromptDetail(detail);
+  }
+
+  function ours() { return !!(DATA.edges && DATA.edges.mode === "ours"); }
+
+  /* The five edge cases and how they are read in this page (see edge_rules.py). */
+  function edgeRulesBox() {
+    var e = DATA.edges || { mode: "rm-bias", rules: [] };
+    var box = el("details", { id: "edge-rules", class: "fulltext" }, [
+      el("summary", { text: "Edge rules: " + (e.mode === "ours" ? "ours (--edge-rules ours)" : "rm-bias's viewer (default)") })
+    ]);
+    var list = el("ul");
+    e.rules.forEach(function (r) {
+      var text = e.mode === "ours" ? r.ours + " — why: " + r.reason + " (rm-bias's viewer: " + r.rmbias + ")"
+        : r.rmbias + " (--edge-rules ours: " + r.ours + ", because " + r.reason + ")";
+      list.append(el("li", { dataset: { rule: r.key }, text: text }));
+    });
+    box.append(list);
+    return box;
   }
 
   function promptsTable() {
@@ -335,8 +354,9 @@
     });
     return table({
       id: "prompts-table", rows: rows, selected: state.prompt, pageSize: 100,
-      // rm-bias's default order: mean adversarial score, highest first.
-      sort: { key: "mean", dir: -1 },
+      // rm-bias's default order: the file's mean_score (0 when absent), highest first;
+      // under --edge-rules ours the mean computed from the attacks.
+      sort: ours() ? { key: "mean", dir: -1 } : { key: "fsort", dir: -1 },
       columns: [
         { key: "step", label: "Step", kind: "int", value: function (x) { return x.p.step; } },
         { key: "op", label: "Operation", kind: "text", value: function (x) { return x.p.op; } },
@@ -344,6 +364,7 @@
         { key: "mean", label: "Mean Adv Score", kind: "num", value: function (x) { return x.p.mean; } },
         { key: "std", label: "Std Adv Score", kind: "num", value: function (x) { return x.p.std; } },
         { key: "n", label: "Num Attacks", kind: "int", value: function (x) { return x.p.attacks.length; } },
+        { key: "fsort", label: "File mean_score", kind: "num", value: function (x) { return x.p.fsort; } },
         { key: "hash", label: "Hash", kind: "hash", value: function (x) { return x.p.h; },
           flag: function (x) { return x.p.hashOk ? null : "the file name is not the md5 of this system prompt"; } }
       ],
@@ -436,7 +457,8 @@
       var parts = [{ label: "Response " + (state.response + 1), text: x.a, cls: "response-text" }];
       r.raters.forEach(function (rt, i) {
         if (!isNum(x.raw[i]) && !isNum(x.norm[i]) && !(x.why && x.why[i])) return;
-        parts.push({ label: rt.name + " (" + rt.type + "): raw " + (isNum(x.raw[i]) ? fmt(x.raw[i]) : "missing (null)") + ", normalized " + fmt(x.norm[i]),
+        var twice = x.twice && x.twice.indexOf(rt.name) >= 0 ? (ours() ? " [rated more than once: the first rating is shown (edge rules 'ours')]" : " [rated more than once: the last rating is shown, as rm-bias's viewer]") : "";
+        parts.push({ label: rt.name + " (" + (rt.type === null || rt.type === undefined ? "rating_function_type not given" : rt.type) + "): raw " + (isNum(x.raw[i]) ? fmt(x.raw[i]) : "missing (null)") + ", normalized " + fmt(x.norm[i]) + twice,
           text: (x.why && x.why[i]) || "(no reasoning recorded)", cls: "reasoning" });
         if (x.x && x.x[String(i)]) parts.push({ label: rt.name + " aux_info", text: jsonText(x.x[String(i)]) });
       });
@@ -853,7 +875,8 @@
 
   function showLabel() {
     document.getElementById("generated").textContent = (DATA.watch ? "live, version " + DATA.version + ", updated " : "generated ") + DATA.generated + (DATA.source ? " from " + DATA.source : "");
-    document.getElementById("partial-mode").textContent = "partial scores: " + (DATA.partial === "na" ? "na (N/A when any is missing)" : "average of those present (rm-bias)");
+    document.getElementById("partial-mode").textContent = "partial scores: " + (DATA.partial === "na" ? "na (N/A when any is missing)" : "average of those present (rm-bias)") +
+      " · edge rules: " + (ours() ? "ours" : "rm-bias");
   }
 
   function startWatching() {
@@ -870,6 +893,68 @@
   }
 
   // ---------------------------------------------------------------- navigation
+  // ---------------------------------------------------------------- attribute stats (final_stats)
+  /* rm-bias's current runs write final_stats/seed_<i>.json: attributes with their student and
+   * teacher win rates and the rollouts behind them. The file's order (by student win rate) is
+   * kept; the rates recomputed from the rollouts are shown beside the stored ones. */
+  function renderAttributes() {
+    var view = clear(document.getElementById("view-attributes"));
+    var r = run();
+    var attrs = r && r.attrs ? r.attrs : [];
+    if (!attrs.length) { view.append(el("p", { class: "muted", text: "This run has no final_stats/seed_<i>.json attribute statistics." })); return; }
+    if (state.attrSeed === undefined || state.attrSeed >= attrs.length) state.attrSeed = 0;
+    var sel = el("select", { id: "attr-seed-picker", onchange: function (ev) { state.attrSeed = Number(ev.target.value); state.attr = null; renderAttributes(); } });
+    attrs.forEach(function (a, i) {
+      var o = el("option", { value: i, text: "seed_" + a.seed + " (" + a.items.length + " attributes)" });
+      if (i === state.attrSeed) o.selected = true;
+      sel.append(o);
+    });
+    var a = attrs[state.attrSeed];
+    view.append(el("div", { class: "controls" }, [el("label", {}, ["Seed ", sel])]), el("p", { class: "muted", text: a.file }));
+    view.append(el("h2", { text: "Attributes" }), table({
+      id: "attributes-table", pageSize: 100, selected: state.attr === undefined ? null : state.attr,
+      rows: a.items.map(function (x, i) { return { idx: i, x: x }; }),
+      columns: [
+        { key: "rank", label: "#", kind: "int", value: function (o) { return o.idx + 1; } },
+        { key: "attr", label: "Attribute", kind: "text", value: function (o) { return o.x.attr; } },
+        { key: "sw", label: "Student winrate", kind: "num", value: function (o) { return o.x.sw; } },
+        { key: "tw", label: "Teacher winrate", kind: "num", value: function (o) { return o.x.tw; } },
+        { key: "prompts", label: "User prompts", kind: "int", value: function (o) { return o.x.prompts; } },
+        { key: "n", label: "Rollouts", kind: "int", value: function (o) { return o.x.n; } }
+      ],
+      onSelect: function (i) { state.attr = i; renderAttributes(); }
+    }));
+    if (state.attr === null || state.attr === undefined || !a.items[state.attr]) {
+      view.append(el("p", { class: "muted", text: "Click an attribute to see its rollouts." }));
+      return;
+    }
+    var x = a.items[state.attr];
+    var check = function (stored, computed) {
+      if (!isNum(stored) && !isNum(computed)) return NA;
+      var same = isNum(stored) && isNum(computed) && Math.abs(stored - computed) <= 1e-9;
+      return fmt(stored, 6) + (same ? " (recomputed from the rollouts: the same)" : " (recomputed from the rollouts: " + fmt(computed, 6) + ")");
+    };
+    view.append(fullText("attribute-fulltext", [
+      { label: "Attribute", text: x.attr, cls: "attr-text" },
+      { label: "Student winrate", text: check(x.sw, x.swc) },
+      { label: "Teacher winrate", text: check(x.tw, x.twc) },
+      { label: "Meta", text: jsonText(x.meta) },
+      { label: "Rollouts", text: x.n + " over " + x.prompts + " user prompt(s)" + (x.nulls ? ", " + x.nulls + " null (failed) rollout(s)" : "") }
+    ]));
+    view.append(el("h2", { text: "Rollouts (" + x.n + ")" }), table({
+      id: "rollouts-table", pageSize: 100, selected: null,
+      rows: x.roll.map(function (o, i) { return { idx: i, o: o }; }),
+      columns: [
+        { key: "u", label: "User prompt", kind: "text", value: function (o) { return o.o.u; } },
+        { key: "rw", label: "Rewritten response", kind: "text", value: function (o) { return o.o.rw; } },
+        { key: "base", label: "Baseline response", kind: "text", value: function (o) { return o.o.base; } },
+        { key: "ss", label: "Student score", kind: "num", value: function (o) { return o.o.ss; } },
+        { key: "ts", label: "Teacher score", kind: "num", value: function (o) { return o.o.ts; } }
+      ],
+      onSelect: function () { /* the cells hold the text; nothing more to open */ }
+    }));
+  }
+
   function showTab(name) {
     state.tab = name;
     TABS.forEach(function (t) {
@@ -880,11 +965,12 @@
     if (name === "overview") renderOverview();
     else if (name === "explore") renderExplore();
     else if (name === "evolution") renderEvolution();
+    else if (name === "attributes") renderAttributes();
     else renderAnalytics();
   }
 
   function selectRun(i) {
-    state.run = i; state.seed = 0; state.evoSeed = 0; state.prompt = state.attack = state.response = null; state.filter = "";
+    state.run = i; state.seed = 0; state.evoSeed = 0; state.attrSeed = 0; state.attr = null; state.prompt = state.attack = state.response = null; state.filter = "";
     tableState = {};
     document.getElementById("run-picker").value = String(i);
     showTab(state.tab);
