@@ -60,7 +60,12 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
     hook (the core's JSON summary, generated outputs and JUnit properties; the result
     folder; the Markdown summary; HarpIA files; the red-team store). The core writes
     generated outputs first (``tryfirst``: others point at them) and the JSON summary
-    last (``trylast``), so the sections other writers add to ``summary`` are in it."""
+    last (``trylast``), so the sections other writers add to ``summary`` are in it.
+
+    Each implementation is called on its own
+    (:func:`pytest_evals.controller.artifact_writers.call_writers`): one that raises is an
+    artifact problem (a terminal line, ``artifact_problems`` in the summary, exit status
+    1) and the others still run. Decorate it with ``names_artifact("...")`` to name it."""
 
 
 @pytest.hookspec

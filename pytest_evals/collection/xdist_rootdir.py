@@ -13,7 +13,9 @@ Each local worker is started with ``--rootdir`` set to the controller's, through
 worker's environment (``PYTEST_ADDOPTS``, read before the rootdir is decided; execnet's
 ``env:`` gateway setting), so every process agrees on node ids, suite paths, relative
 ``input_path`` lookups and the cache folder. Remote workers (rsync, ``chdir``) keep
-xdist's own rules: the controller's path means nothing on their machine.
+xdist's own rules: the controller's path means nothing on their machine. The
+controller's aggregator calls :func:`share_rootdir` from xdist's
+``pytest_xdist_setupnodes``, before any worker starts.
 """
 
 from __future__ import annotations

@@ -35,9 +35,21 @@ class RescoreError(Exception):
     pass
 
 
+def _bounded(data: str, where: str) -> str:
+    """Nesting past ``evals_max_json_depth`` is refused before parsing (a hostile run
+    folder would otherwise overflow the parser's stack)."""
+    from pytest_evals.output.run_reader import RunFileError, check_depth
+
+    try:
+        check_depth(data.encode("utf-8", "surrogatepass"), where)
+    except RunFileError as exc:
+        raise RescoreError(str(exc)) from None
+    return data
+
+
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(_bounded(path.read_text(encoding="utf-8"), str(path)))
     except FileNotFoundError:
         raise RescoreError(f"{path}: not found (is this a --evals-report-dir run folder?)") from None
     except ValueError as exc:
@@ -50,7 +62,7 @@ def iter_results(path: Path) -> Iterator[CaseResult]:
             if not line.strip():
                 continue
             try:
-                yield CaseResult.from_json(json.loads(line)).light()
+                yield CaseResult.from_json(json.loads(_bounded(line, f"{path}:{line_no}"))).light()
             except (ValueError, TypeError) as exc:
                 raise RescoreError(f"{path}:{line_no}: not a case result ({exc})") from None
 

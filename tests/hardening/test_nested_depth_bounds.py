@@ -134,3 +134,23 @@ def test_a_deep_baseline_summary_is_refused(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("good.eval.yaml", "--evals-baseline", "base.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*base.json: JSON nested 5003 levels deep*"])
+
+
+def test_rescore_and_compare_refuse_a_deep_run_folder(pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+
+    build(pytester.path)
+    result = pytester.runpytest_subprocess("good.eval.yaml", "--evals-report-dir", "runs")
+    assert result.ret == pytest.ExitCode.OK
+    (folder,) = (pytester.path / "runs").iterdir()
+    results = folder / "results.jsonl"
+    results.write_text(results.read_text(encoding="utf-8") + baseline_line(5000), encoding="utf-8")
+    cli = [sys.executable, "-m", "pytest_evals.cli.main"]
+    rescore = subprocess.run([*cli, "rescore", str(folder)], capture_output=True, text=True)
+    assert rescore.returncode == 2, rescore.stderr
+    assert "RecursionError" not in rescore.stderr
+    assert f"rescore: {results}:2: JSON nested 5002 levels deep, over the limit of 128" in rescore.stderr
+    compare = subprocess.run([*cli, "compare", str(folder), str(folder)], capture_output=True, text=True)
+    assert "RecursionError" not in compare.stderr + compare.stdout
+    assert f"{results}:2: JSON nested 5002 levels deep" in compare.stderr + compare.stdout
