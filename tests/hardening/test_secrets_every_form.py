@@ -11,7 +11,7 @@ results.jsonl/csv and manifest.json, the DEBUG log, the response cache's files a
 batch ledger) and the terminal are searched for each secret by decoding them, not by
 matching the encodings the code knows: percent-decoding, and base64-decoding every run
 of base64 characters at every offset, in both alphabets. Live on both transports, under
-``-n 2``, and in batch mode.
+``-n 2``, on the ``openai`` SDK transport, and in batch mode.
 """
 
 from __future__ import annotations
@@ -151,8 +151,9 @@ def echo_server() -> Iterator[FakeOpenAI]:
 
 @pytest.mark.parametrize(
     ("mode", "xdist"),
-    [("aiohttp", False), ("aiohttp", True), ("process", False), ("process", True), ("batch", False), ("batch", True)],
-    ids=["aiohttp", "aiohttp-n2", "process", "process-n2", "batch", "batch-n2"],
+    [("aiohttp", False), ("aiohttp", True), ("process", False), ("process", True), ("openai", False),
+     ("batch", False), ("batch", True)],
+    ids=["aiohttp", "aiohttp-n2", "process", "process-n2", "openai", "batch", "batch-n2"],
 )
 def test_no_secret_in_any_form_in_any_written_file(
     pytester: pytest.Pytester,
