@@ -209,3 +209,22 @@ def test_no_secret_in_any_form_in_any_written_file(
     assert leaks == []
     # What was masked is still there to read around the mask.
     assert "***" in (out / "summary.json").read_text(encoding="utf-8")
+
+
+def test_escaped_forms_of_a_secret_with_markup_characters_are_masked() -> None:
+    """A password holding ``&``, ``<``, ``"`` or a backslash is masked where HTML, XML or
+    JSON escaped it, and the escaped text stays well formed around the mask."""
+    import html
+    import json
+
+    secret = 'p&w<"x\\y>-SECRET-é'
+    redaction.clear()
+    try:
+        redaction.register(secret)
+        for text in (html.escape(secret), html.escape(secret, quote=False), json.dumps(secret),
+                     json.dumps(secret, ensure_ascii=False)):
+            masked = redaction.redact(f"[{text}]")
+            assert "SECRET" not in masked and "***" in masked, masked
+        assert json.loads(redaction.redact(json.dumps({"k": f"a {secret} b"}))) == {"k": "a *** b"}
+    finally:
+        redaction.clear()
