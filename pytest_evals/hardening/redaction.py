@@ -5,9 +5,10 @@ value of a configured header after ``${VAR}`` expansion) and from then on every 
 that leaves the process passes through :func:`redact`: test reports (terminal, JUnit,
 HTML), result files, the JSON summary, log records and answers stored in the cache.
 Besides the clear value the layer masks the forms it travels in: percent-encoded in
-URLs (either case of hex digits, and a URL password as it was typed), escaped in a JSON
-string, base64 in both alphabets, padded or not, alone or inside a longer encoded text
-(``Bearer <key>``, the ``user:password`` pair of HTTP Basic auth) at any byte alignment.
+URLs (either case of hex digits, and a URL password as it was typed), escaped in a
+JSON string or as HTML text, base64 in both alphabets, padded or not, alone or inside
+a longer encoded text (``Bearer <key>``, the ``user:password`` pair of HTTP Basic
+auth) at any byte alignment.
 
 The registry is per process. xdist workers register the same secrets from the same
 configuration, and since a worker redacts its reports before sending them, the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import html
 import json
 import logging
 import re
@@ -70,9 +72,11 @@ def _encodings(value: str) -> set[str]:
     for encoded in {quote(value, safe=""), quote(value, safe=":@"), quote(value), quote_plus(value)}:
         forms.add(encoded)
         forms.add(_PERCENT_HEX.sub(lambda m: m.group(0).lower(), encoded))
-    # As a JSON string holds it (a raw JSON document: a batch file before it is parsed).
+    # As a JSON string holds it (a raw JSON document: a batch file before it is parsed),
+    # and as HTML or XML text does (``&`` ``<`` ``"`` in a password).
     for ascii_only in (True, False):
         forms.add(json.dumps(value, ensure_ascii=ascii_only)[1:-1])
+    forms.update((html.escape(value), html.escape(value, quote=False)))
     forms |= _base64_forms(value.encode("utf-8", "surrogatepass"))
     return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
 

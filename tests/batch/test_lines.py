@@ -55,3 +55,30 @@ def test_batch_prices_are_half_unless_given() -> None:
     own = batch_price_table(["gpt-4o-mini=0.1,0.2"])
     assert batch_cost("gpt-4o-mini", 1_000_000, 1_000_000, table, own) == pytest.approx(0.3)
     assert batch_cost("unknown-model", 10, 10, table, own) is None
+
+
+def test_downloaded_lines_are_masked_and_stay_json() -> None:
+    """A reply that echoes a secret is masked as the output file is written, even when
+    the secret is split across download chunks or escaped in the JSON."""
+    from pytest_evals.hardening import redaction
+    from pytest_evals.llm.batch.lines import masked_lines
+
+    secret = 'sk-batch-"quoted"\\path-SECRET'
+    redaction.clear()
+    try:
+        redaction.register(secret)
+        lines = [
+            json.dumps({"custom_id": "a", "text": f"echo {secret} and é"}, ensure_ascii=False),
+            json.dumps({"custom_id": "b", "text": f"echo {secret}"}),  # escaped quotes and backslash
+            json.dumps({"custom_id": "c", "text": "nothing to mask"}),
+        ]
+        data = ("\n".join(lines) + "\n").encode()
+        for size in (1, 7, 64, len(data)):
+            chunks = [data[i : i + size] for i in range(0, len(data), size)]
+            out = b"".join(masked_lines(chunks))
+            parsed = [json.loads(line) for line in out.decode().splitlines()]
+            assert [p["text"] for p in parsed] == ["echo *** and é", "echo ***", "nothing to mask"]
+            assert b"SECRET" not in out
+        assert b"".join(masked_lines([b'{"no": "newline at the end"}'])) == b'{"no": "newline at the end"}'
+    finally:
+        redaction.clear()

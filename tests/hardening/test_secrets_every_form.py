@@ -11,7 +11,7 @@ results.jsonl/csv and manifest.json, the DEBUG log, the response cache's files a
 batch ledger) and the terminal are searched for each secret by decoding them, not by
 matching the encodings the code knows: percent-decoding, and base64-decoding every run
 of base64 characters at every offset, in both alphabets. Live on both transports, under
-``-n 2``, and in batch mode.
+``-n 2``, on the ``openai`` SDK transport, and in batch mode.
 """
 
 from __future__ import annotations
@@ -151,8 +151,9 @@ def echo_server() -> Iterator[FakeOpenAI]:
 
 @pytest.mark.parametrize(
     ("mode", "xdist"),
-    [("aiohttp", False), ("aiohttp", True), ("process", False), ("process", True), ("batch", False), ("batch", True)],
-    ids=["aiohttp", "aiohttp-n2", "process", "process-n2", "batch", "batch-n2"],
+    [("aiohttp", False), ("aiohttp", True), ("process", False), ("process", True), ("openai", False),
+     ("batch", False), ("batch", True)],
+    ids=["aiohttp", "aiohttp-n2", "process", "process-n2", "openai", "batch", "batch-n2"],
 )
 def test_no_secret_in_any_form_in_any_written_file(
     pytester: pytest.Pytester,
@@ -208,3 +209,22 @@ def test_no_secret_in_any_form_in_any_written_file(
     assert leaks == []
     # What was masked is still there to read around the mask.
     assert "***" in (out / "summary.json").read_text(encoding="utf-8")
+
+
+def test_escaped_forms_of_a_secret_with_markup_characters_are_masked() -> None:
+    """A password holding ``&``, ``<``, ``"`` or a backslash is masked where HTML, XML or
+    JSON escaped it, and the escaped text stays well formed around the mask."""
+    import html
+    import json
+
+    secret = 'p&w<"x\\y>-SECRET-é'
+    redaction.clear()
+    try:
+        redaction.register(secret)
+        for text in (html.escape(secret), html.escape(secret, quote=False), json.dumps(secret),
+                     json.dumps(secret, ensure_ascii=False)):
+            masked = redaction.redact(f"[{text}]")
+            assert "SECRET" not in masked and "***" in masked, masked
+        assert json.loads(redaction.redact(json.dumps({"k": f"a {secret} b"}))) == {"k": "a *** b"}
+    finally:
+        redaction.clear()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evals.llm import LLMClient, LLMError
+from pytest_evals.llm import cache as llm_cache
 from pytest_evals.llm.cache import Claim, ResponseCache, claim_record
 from pytest_evals.llm.secret import Secret
 from pytest_evals.testing.fake_openai import FakeOpenAI
@@ -165,7 +166,10 @@ def test_errors_are_not_cached(make_client: MakeClient, server: FakeOpenAI) -> N
     assert (response.text, response.cached) == ("flaky", False)
 
 
-def test_read_error_is_a_miss(make_client: MakeClient, server: FakeOpenAI, cache_dir: Path) -> None:
+def test_read_error_is_a_miss(
+    make_client: MakeClient, server: FakeOpenAI, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(llm_cache, "_PROBLEMS", [])
     client = make_client()
     response = run(closing(client, client.chat("corrupt me", namespace="t")))
     client.close()
@@ -178,6 +182,8 @@ def test_read_error_is_a_miss(make_client: MakeClient, server: FakeOpenAI, cache
     reply = run(closing(again, again.chat("corrupt me", namespace="t")))
     assert (reply.text, reply.cached) == ("corrupt me", False)
     assert server.stats()["answered"] == 2
+    [note] = llm_cache.problems()  # and said so, once
+    assert "treated as misses" in note
 
 
 def test_stale_claim_of_dead_process_is_taken_over(

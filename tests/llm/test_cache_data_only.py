@@ -45,6 +45,12 @@ def evil_pickle(marker: Path) -> bytes:
     return pickle.dumps(Command(marker))
 
 
+@pytest.fixture(autouse=True)
+def _own_problems(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warnings these tests cause stay theirs (not the outer run's summary)."""
+    monkeypatch.setattr(llm_cache, "_PROBLEMS", [])
+
+
 def test_the_payload_would_run_if_loaded(tmp_path: Path) -> None:
     """Guards the other tests: the planted pickle does run its command when unpickled."""
     marker = tmp_path / "ran"
@@ -85,7 +91,6 @@ def test_a_planted_pickle_is_a_miss_and_never_runs(
     server: FakeOpenAI,
     cache_dir: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     in_file: bool,
 ) -> None:
     client = make_client()
@@ -93,7 +98,6 @@ def test_a_planted_pickle_is_a_miss_and_never_runs(
     client.close()
     marker = tmp_path / "code-ran"
     assert plant(cache_dir / "t" / "cache.db", marker, in_file=in_file) == 1
-    monkeypatch.setattr(llm_cache, "_PROBLEMS", [])
 
     again = make_client()
 
@@ -189,7 +193,7 @@ def test_a_row_naming_a_file_elsewhere_never_deletes_it(cache_dir: Path, tmp_pat
     [("disk_fetch", "boom"), ("_disk", "boom"), ("sqlite_cache_size", "1; DROP TABLE Cache")],
 )
 def test_a_folder_with_foreign_settings_is_not_opened(
-    cache_dir: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str
+    cache_dir: Path, key: str, value: str
 ) -> None:
     """diskcache turns Settings rows into attributes and PRAGMA statements."""
     cache = ResponseCache(cache_dir, run_id="r")
@@ -199,7 +203,6 @@ def test_a_folder_with_foreign_settings_is_not_opened(
     connection.execute("INSERT OR REPLACE INTO Settings VALUES (?, ?)", (key, value))
     connection.commit()
     connection.close()
-    monkeypatch.setattr(llm_cache, "_PROBLEMS", [])
     cache = ResponseCache(cache_dir, run_id="r2")
     assert cache.namespace("t") is None
     cache.close()
