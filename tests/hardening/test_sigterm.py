@@ -234,3 +234,42 @@ def test_sigterm_under_xdist_leaves_no_command_target_behind(
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert pids and not [pid for pid in pids if _alive(pid)]
+
+
+SIGTERM_WHILE_WRITING = """
+import os, signal, time
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_evals_write_outputs(config, summary, report):
+    os.kill(os.getpid(), signal.SIGTERM)  # a CI runner's SIGTERM, as the outputs are written
+    time.sleep(0.5)  # the handler runs here, at the next instruction
+"""
+
+
+def test_a_sigterm_while_the_outputs_are_written_does_not_cut_them_short(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    systmp = pytester.path / "systmp"
+    systmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(systmp))
+    pytester.makeconftest(SIGTERM_WHILE_WRITING)
+    # Two implementations of one hook cannot share a module: the second is a plugin file.
+    pytester.makepyfile(last_writer='''
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_evals_write_outputs(config, summary, report):
+    (config.rootpath / "last-writer-ran").touch()
+''')
+    write_jsonl(pytester.path, "data/saved.jsonl", [jb(True, True, case_id="a"), jb(False, True, case_id="b")])
+    write_suite(pytester.path, "saved.eval.yaml", task="jailbreak_guardrails", input_path="data/saved.jsonl")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "last_writer", "--evals-json",
+                                           "out/summary.json", timeout=180)
+    # Every case had run: the verdict stands (a failed case, no gates: 1), every writer ran.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert (pytester.path / "last-writer-ran").exists()
+    summary = json.loads((pytester.path / "out/summary.json").read_text(encoding="utf-8"))
+    assert summary["exit_status"] == 1
+    assert summary["interrupted"] is None
+    assert _leftovers(pytester.path) == []
