@@ -70,7 +70,7 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: int, extra: list[str],
-               workers: int, build: Callable[[Path], None] = _build) -> tuple[int, list[int], Path]:
+               workers: int, build: Callable[[Path], None] = _build, group: bool = False) -> tuple[int, list[int], Path]:
     build(pytester.path)
     systmp = pytester.path / "systmp"
     systmp.mkdir()
@@ -79,7 +79,8 @@ def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: 
             "--junitxml", "out/junit.xml", "--evals-report-dir", "out/runs", "--html", "out/report.html", *extra]
     log = pytester.path / "pytest-output.txt"
     with log.open("wb") as out:
-        proc = pytester.popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        proc = pytester.popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                              start_new_session=group)
     started = pytester.path / "started"
     # Mid-flight: the slow cases are running (in every worker) and the fast case c1 has
     # been reported, so the run has results to write and cases still open.
@@ -91,7 +92,10 @@ def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: 
             assert proc.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.1)
-        proc.send_signal(sig)
+        if group:  # to every process of the run at once, as some runners do
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         status = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -123,12 +127,13 @@ def _check_artifacts(root: Path, signal_name: str) -> None:
     assert (run_folder / "manifest.json").is_file()
 
 
-@pytest.mark.parametrize("xdist", [False, True], ids=["plain", "n2"])
+@pytest.mark.parametrize(("xdist", "group"), [(False, False), (True, False), (True, True)],
+                         ids=["plain", "n2", "n2-process-group"])
 def test_sigterm_writes_every_artifact_and_exits_as_interrupted(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool, group: bool
 ) -> None:
     status, pids, systmp = _interrupt(pytester, monkeypatch, signal.SIGTERM, ["-n", "2"] if xdist else [],
-                                      workers=2 if xdist else 1)
+                                      workers=2 if xdist else 1, group=group)
     # The status Ctrl-C gives (pytest's INTERRUPTED), not 143 (killed by SIGTERM).
     assert status == pytest.ExitCode.INTERRUPTED, (pytester.path / "pytest-output.txt").read_text()
     _check_artifacts(pytester.path, "SIGTERM")
