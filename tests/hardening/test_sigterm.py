@@ -70,7 +70,7 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: int, extra: list[str],
-               workers: int, build: Callable[[Path], None] = _build) -> tuple[int, list[int], Path]:
+               workers: int, build: Callable[[Path], None] = _build, group: bool = False) -> tuple[int, list[int], Path]:
     build(pytester.path)
     systmp = pytester.path / "systmp"
     systmp.mkdir()
@@ -79,7 +79,8 @@ def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: 
             "--junitxml", "out/junit.xml", "--evals-report-dir", "out/runs", "--html", "out/report.html", *extra]
     log = pytester.path / "pytest-output.txt"
     with log.open("wb") as out:
-        proc = pytester.popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        proc = pytester.popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                              start_new_session=group)
     started = pytester.path / "started"
     # Mid-flight: the slow cases are running (in every worker) and the fast case c1 has
     # been reported, so the run has results to write and cases still open.
@@ -91,7 +92,10 @@ def _interrupt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sig: 
             assert proc.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.1)
-        proc.send_signal(sig)
+        if group:  # to every process of the run at once, as some runners do
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         status = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -123,12 +127,13 @@ def _check_artifacts(root: Path, signal_name: str) -> None:
     assert (run_folder / "manifest.json").is_file()
 
 
-@pytest.mark.parametrize("xdist", [False, True], ids=["plain", "n2"])
+@pytest.mark.parametrize(("xdist", "group"), [(False, False), (True, False), (True, True)],
+                         ids=["plain", "n2", "n2-process-group"])
 def test_sigterm_writes_every_artifact_and_exits_as_interrupted(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool, group: bool
 ) -> None:
     status, pids, systmp = _interrupt(pytester, monkeypatch, signal.SIGTERM, ["-n", "2"] if xdist else [],
-                                      workers=2 if xdist else 1)
+                                      workers=2 if xdist else 1, group=group)
     # The status Ctrl-C gives (pytest's INTERRUPTED), not 143 (killed by SIGTERM).
     assert status == pytest.ExitCode.INTERRUPTED, (pytester.path / "pytest-output.txt").read_text()
     _check_artifacts(pytester.path, "SIGTERM")
@@ -234,3 +239,42 @@ def test_sigterm_under_xdist_leaves_no_command_target_behind(
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert pids and not [pid for pid in pids if _alive(pid)]
+
+
+SIGTERM_WHILE_WRITING = """
+import os, signal, time
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_evals_write_outputs(config, summary, report):
+    os.kill(os.getpid(), signal.SIGTERM)  # a CI runner's SIGTERM, as the outputs are written
+    time.sleep(0.5)  # the handler runs here, at the next instruction
+"""
+
+
+def test_a_sigterm_while_the_outputs_are_written_does_not_cut_them_short(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    systmp = pytester.path / "systmp"
+    systmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(systmp))
+    pytester.makeconftest(SIGTERM_WHILE_WRITING)
+    # Two implementations of one hook cannot share a module: the second is a plugin file.
+    pytester.makepyfile(last_writer='''
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_evals_write_outputs(config, summary, report):
+    (config.rootpath / "last-writer-ran").touch()
+''')
+    write_jsonl(pytester.path, "data/saved.jsonl", [jb(True, True, case_id="a"), jb(False, True, case_id="b")])
+    write_suite(pytester.path, "saved.eval.yaml", task="jailbreak_guardrails", input_path="data/saved.jsonl")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "last_writer", "--evals-json",
+                                           "out/summary.json", timeout=180)
+    # Every case had run: the verdict stands (a failed case, no gates: 1), every writer ran.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert (pytester.path / "last-writer-ran").exists()
+    summary = json.loads((pytester.path / "out/summary.json").read_text(encoding="utf-8"))
+    assert summary["exit_status"] == 1
+    assert summary["interrupted"] is None
+    assert _leftovers(pytester.path) == []
