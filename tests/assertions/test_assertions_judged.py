@@ -119,6 +119,19 @@ def test_g_eval_without_logprobs_is_plain_and_says_so(pytester: pytest.Pytester,
     assert suite["metrics"]["clarity"]["mean"]["value"] == pytest.approx(4.0)
     assert {r["data"]["assertions"]["clarity"]["mode"] for r in suite["case_results"]} == {"plain"}
     assert any("scored plain" in w for w in suite["warnings"])
+    assert all(b.get("logprobs") is True for b in judge_server.requests)
+
+
+def test_g_eval_logprobs_false_does_not_ask_for_them(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    judge_server.reply = lambda body: _logprob_reply(4, {4: 0.5, 5: 0.5})
+    write_suite(pytester.path, CASES[:1], metrics=[{"name": "clarity", "criteria": "Clear wording.", "logprobs": False,
+                                                     "scale": [1, 5], "judge": {"n_runs": 3, "temperature": 1}}])
+    pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "s.json")
+    assert len(judge_server.requests) == 3  # three independent runs
+    assert not any("logprobs" in b or "top_logprobs" in b for b in judge_server.requests)
+    suite = suite_summary(read_json(pytester.path / "s.json"))
+    assert suite["metrics"]["clarity"]["mean"]["value"] == pytest.approx(4.0)
+    assert suite["case_results"][0]["data"]["assertions"]["clarity"]["mode"] == "plain"
 
 
 def test_an_unusable_judge_reply_is_the_case_error_with_the_reply(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:

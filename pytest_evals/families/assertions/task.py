@@ -280,8 +280,8 @@ class AssertionsTask(Task[AssertionCase]):
                 if entry.get("mode") == "plain":
                     plain[name] = plain.get(name, 0) + 1
         return [
-            f"g_eval {name!r}: {n} case{'s' if n > 1 else ''} scored plain (the endpoint returned no "
-            "log-probabilities, so the score is the judge's number, not the probability-weighted one)"
+            f"g_eval {name!r}: {n} case{'s' if n > 1 else ''} scored plain (no log-probabilities came "
+            "back, so the score is the judge's number, not the probability-weighted one)"
             for name, n in plain.items()
         ]
 
