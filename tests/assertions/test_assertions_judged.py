@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pytest_evals.testing.fake_openai import last_user_message
@@ -61,7 +63,10 @@ def test_the_judge_sees_your_criteria_and_a_rerun_is_cached(pytester: pytest.Pyt
     warmth = [p for p in prompts if "How warm the answer sounds." in p]
     assert len(warmth) == 2 and all("1. Read the answer.\n2. Rate its warmth." in p for p in warmth)
     assert all("Shoes can be returned within 30 days." in p for p in prompts if '"verdict"' in p and "return shoes" in p)
-    suite = suite_summary(read_json(pytester.path / "s.json"))
+    summary = read_json(pytester.path / "s.json")
+    schema = json.loads((Path(__file__).parents[1] / "core" / "summary.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(summary)  # custom metrics keep the published shape
+    suite = suite_summary(summary)
     m = suite["metrics"]
     # Values computed from the scripted replies: q1 polite, q2 rude.
     assert m["per_assertion"]["llm_rubric"]["mean"]["value"] == pytest.approx((0.9 + 0.1) / 2)
