@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pytest_evals.testing.fake_openai import last_user_message
@@ -61,7 +63,10 @@ def test_the_judge_sees_your_criteria_and_a_rerun_is_cached(pytester: pytest.Pyt
     warmth = [p for p in prompts if "How warm the answer sounds." in p]
     assert len(warmth) == 2 and all("1. Read the answer.\n2. Rate its warmth." in p for p in warmth)
     assert all("Shoes can be returned within 30 days." in p for p in prompts if '"verdict"' in p and "return shoes" in p)
-    suite = suite_summary(read_json(pytester.path / "s.json"))
+    summary = read_json(pytester.path / "s.json")
+    schema = json.loads((Path(__file__).parents[1] / "core" / "summary.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(summary)  # custom metrics keep the published shape
+    suite = suite_summary(summary)
     m = suite["metrics"]
     # Values computed from the scripted replies: q1 polite, q2 rude.
     assert m["per_assertion"]["llm_rubric"]["mean"]["value"] == pytest.approx((0.9 + 0.1) / 2)
@@ -119,6 +124,19 @@ def test_g_eval_without_logprobs_is_plain_and_says_so(pytester: pytest.Pytester,
     assert suite["metrics"]["clarity"]["mean"]["value"] == pytest.approx(4.0)
     assert {r["data"]["assertions"]["clarity"]["mode"] for r in suite["case_results"]} == {"plain"}
     assert any("scored plain" in w for w in suite["warnings"])
+    assert all(b.get("logprobs") is True for b in judge_server.requests)
+
+
+def test_g_eval_logprobs_false_does_not_ask_for_them(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
+    judge_server.reply = lambda body: _logprob_reply(4, {4: 0.5, 5: 0.5})
+    write_suite(pytester.path, CASES[:1], metrics=[{"name": "clarity", "criteria": "Clear wording.", "logprobs": False,
+                                                     "scale": [1, 5], "judge": {"n_runs": 3, "temperature": 1}}])
+    pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "s.json")
+    assert len(judge_server.requests) == 3  # three independent runs
+    assert not any("logprobs" in b or "top_logprobs" in b for b in judge_server.requests)
+    suite = suite_summary(read_json(pytester.path / "s.json"))
+    assert suite["metrics"]["clarity"]["mean"]["value"] == pytest.approx(4.0)
+    assert suite["case_results"][0]["data"]["assertions"]["clarity"]["mode"] == "plain"
 
 
 def test_an_unusable_judge_reply_is_the_case_error_with_the_reply(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:

@@ -10,6 +10,7 @@ configured a judged assertion cannot be scored: the case is an ERROR saying so.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +67,8 @@ class GEvalParams(JudgedParams):
     scale: list[int] = Field(default_factory=lambda: [1, 5], min_length=2, max_length=2)
     #: In the scale's units (default: its middle).
     threshold: float | None = None
+    #: Ask for the top log-probabilities (false for an endpoint that refuses them).
+    logprobs: bool = True
 
     @field_validator("scale")
     @classmethod
@@ -153,7 +156,7 @@ class JudgedCheck:
 
     async def run(self, view: CaseView, ctx: EvalContext) -> Outcome:
         _require_endpoint(ctx, view, self.name, self.kind)
-        runs = [await self.once(view, ctx, r) for r in range(self.judge.n_runs)]
+        runs = list(await asyncio.gather(*(self.once(view, ctx, r) for r in range(self.judge.n_runs))))
         value = sum(v for v, _s, _e in runs) / len(runs)
         score = sum(s for _v, s, _e in runs) / len(runs)
         passed = value >= self.threshold
@@ -223,6 +226,7 @@ class GEvalCheck(JudgedCheck):
     criteria: str = ""
     steps: list[str] = field(default_factory=list)
     scale: tuple[int, int] = (1, 5)
+    logprobs: bool = True
 
     def describe(self, value: float) -> str:
         return f"{value:.3g} on [{self.scale[0]}, {self.scale[1]}]"
@@ -230,12 +234,13 @@ class GEvalCheck(JudgedCheck):
     async def once(self, view: CaseView, ctx: EvalContext, repeat: int) -> tuple[float, float, dict[str, Any]]:
         lo, hi = self.scale
         messages = prompts.g_eval_messages(self.criteria, self.steps, self.scale, self.judge, view.input, view.output)
-        reply, resp = await self.ask(ctx, messages, _scale_reply(lo, hi), repeat,
-                                     logprobs=True, top_logprobs=TOP_LOGPROBS)
-        weighted = score_distribution(getattr(resp, "logprobs", None), lo, hi)
+        extra: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.logprobs else {}
+        reply, resp = await self.ask(ctx, messages, _scale_reply(lo, hi), repeat, **extra)
+        weighted = score_distribution(getattr(resp, "logprobs", None), lo, hi) if self.logprobs else None
         if weighted is None:
             value, mode = float(reply.score), "plain"
-            why = "the endpoint returned no log-probabilities for the score"
+            why = ("log-probabilities not asked for (logprobs: false)" if not self.logprobs
+                   else "the endpoint returned no log-probabilities for the score")
             evidence: dict[str, Any] = {"mode": mode, "mode_reason": why}
         else:
             value, probs = weighted
@@ -285,7 +290,8 @@ def build_judged(kind: str, p: JudgedParams, name: str) -> JudgedCheck:
         if not lo <= threshold <= hi:
             raise AssertionProblem("threshold", f"threshold {threshold:g} is outside the scale [{lo}, {hi}]")
         steps = p.steps or prompts.default_steps((lo, hi))
-        return GEvalCheck(name, kind, p.judge, threshold, criteria=p.criteria, steps=list(steps), scale=(lo, hi))
+        return GEvalCheck(name, kind, p.judge, threshold, criteria=p.criteria, steps=list(steps), scale=(lo, hi),
+                          logprobs=p.logprobs)
     if isinstance(p, FactualityParams):
         scores: dict[str, float] = dict(DEFAULT_FACT_SCORES)
         scores.update({str(k): v for k, v in p.scores.items()})

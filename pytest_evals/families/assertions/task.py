@@ -185,7 +185,9 @@ class AssertionsTask(Task[AssertionCase]):
         failure: BaseException | None = None
         for a, got in zip(waiting, done, strict=True):
             if isinstance(got, BaseException):
-                if not isinstance(got, Exception):
+                if not isinstance(got, EvalsError):
+                    # A bug, or a library that is not installed: the runner's handler
+                    # keeps the traceback or names the extra to install.
                     raise got
                 failure = failure or got
             else:
@@ -206,10 +208,6 @@ class AssertionsTask(Task[AssertionCase]):
             result.status = "error"
             result.error_kind = error_kind(failure)
             result.message = str(failure) if str(failure).startswith(ref.source) else f"{ref.source}: {failure}"
-            if not isinstance(failure, EvalsError):  # a bug or a library's failure: keep where
-                import traceback
-
-                result.details["traceback"] = "".join(traceback.format_exception(failure)[-6:])
             raw = getattr(failure, "raw_reply", None)
             if raw is not None:
                 result.details["raw_reply"] = raw
@@ -280,8 +278,8 @@ class AssertionsTask(Task[AssertionCase]):
                 if entry.get("mode") == "plain":
                     plain[name] = plain.get(name, 0) + 1
         return [
-            f"g_eval {name!r}: {n} case{'s' if n > 1 else ''} scored plain (the endpoint returned no "
-            "log-probabilities, so the score is the judge's number, not the probability-weighted one)"
+            f"g_eval {name!r}: {n} case{'s' if n > 1 else ''} scored plain (no log-probabilities came "
+            "back, so the score is the judge's number, not the probability-weighted one)"
             for name, n in plain.items()
         ]
 
