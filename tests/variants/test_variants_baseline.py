@@ -57,3 +57,19 @@ def test_compare_reads_a_variant_run(pytester: pytest.Pytester, server: FakeOpen
     assert rows["[mid]"][1:4] == ["30", "0.733", "0.433"] and rows["[mid]"][7:9] == ["11", "2"]
     assert rows["[good]"][7:9] == ["0", "0"] and rows["[bad]"][7:9] == ["0", "0"]
     assert rows["all"][1] == "90"
+
+
+def test_generated_outputs_are_saved_per_variant_and_rescore_alike(pytester: pytest.Pytester,
+                                                                   server: FakeOpenAI) -> None:
+    write_suite(pytester.path, variants=THREE)
+    _r, summary = run(pytester, server, "s.json", "--evals-report-dir", "runs")
+    s = summary["suites"][0]
+    run_dir = next((pytester.path / "runs").iterdir())
+    files = sorted(p.name for p in (run_dir / "jb").glob("generated*.jsonl"))
+    assert files == ["generated.bad.jsonl", "generated.good.jsonl", "generated.mid.jsonl"]
+    assert s["generated_path"] == str(run_dir / "jb" / "generated.good.jsonl")  # the reference's
+    (pytester.path / "rescore.eval.yaml").write_text(
+        f"task: jailbreak_guardrails\ninput_path: {run_dir / 'jb' / 'generated.mid.jsonl'}\n", encoding="utf-8")
+    _r, again = run(pytester, server, "r.json", "rescore.eval.yaml")
+    assert again["suites"][0]["metrics"]["accuracy"] == s["metrics"]["mid"]["accuracy"]
+    assert again["suites"][0]["cases"]["total"] == 30
