@@ -193,7 +193,10 @@ def detectable(p: Pairing, test: PairedTest, alpha: float) -> float | None:
 
     z = NormalDist().inv_cdf
     se = (test.ci[1] - test.ci[0]) / (2 * z(0.975))
-    return float((z(1 - alpha / 2) + z(POWER)) * se)
+    found = float((z(1 - alpha / 2) + z(POWER)) * se)
+    bounded = all(v is not None and 0.0 <= v <= 1.0 for v in (test.baseline, test.current))
+    # Beyond the whole range of a [0, 1] metric: no difference was detectable at all.
+    return None if bounded and found >= 1.0 else found
 
 
 @dataclass
