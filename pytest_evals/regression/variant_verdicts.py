@@ -136,14 +136,25 @@ def pair(task: Task[Any], metric: str, a: dict[str, CaseResult], b: dict[str, Ca
 @functools.lru_cache(maxsize=64)
 def _mcnemar_rejection(n: int, alpha: float) -> np.ndarray:
     """Per number of discordant pairs d (0..n), the fewest pairs going one way for which
-    the one-sided test at ``alpha`` rejects AND the observed difference is above 0: the
-    gate rule of :func:`pytest_evals.regression.power_analysis.power` at margin 0."""
-    from pytest_evals.regression.drop_gates import TOLERANCE
-    from pytest_evals.regression.power_analysis import rejection_threshold
+    the one-sided exact test at ``alpha`` rejects (P(X >= w) < alpha, X ~ Bin(d, 1/2),
+    :func:`~pytest_evals.regression.paired_tests.mcnemar`) AND the observed difference is
+    above 0: the rule :func:`pytest_evals.regression.power_analysis.power` uses at margin
+    0 (d + 1 where nothing rejects). A vectorised bisection on scipy.special's binomial
+    tail: scipy.stats costs seconds to import, more than every test of a run."""
+    from scipy.special import bdtrc
 
-    d = np.arange(n + 1)
+    from pytest_evals.regression.drop_gates import TOLERANCE
+
+    d = np.arange(n + 1, dtype=np.int64)
+    lo = np.ones(n + 1, dtype=np.int64)  # P(X >= w) decreases in w: find the first w < alpha
+    hi = d + 1  # d + 1: "never" (P(X >= d + 1) = 0 is not a rejection by an observed count)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        rejects = (mid <= d) & (bdtrc(mid - 1, d, 0.5) < alpha)
+        hi = np.where((lo < hi) & rejects, mid, hi)
+        lo = np.where((lo < hi) & ~rejects, mid + 1, lo)
     k_margin = np.floor((n * TOLERANCE + d) / 2).astype(np.int64) + 1
-    return np.maximum(rejection_threshold(d, alpha), k_margin)
+    return np.asarray(np.maximum(lo, k_margin))
 
 
 def mcnemar_detectable(n: int, flip: float, alpha: float) -> float | None:
@@ -152,18 +163,25 @@ def mcnemar_detectable(n: int, flip: float, alpha: float) -> float | None:
     changing each way by noise: the power of :func:`~pytest_evals.regression.power_analysis.power`
     (one-sided at alpha / 2), its rejection thresholds computed once and the difference
     found by bisection."""
-    from scipy.stats import binom
+    from scipy.special import bdtrc, gammaln
 
-    d = np.arange(n + 1)
+    counts = np.arange(n + 1, dtype=np.int64)
+    d = counts.astype(np.float64)
     k = _mcnemar_rejection(n, alpha / 2)
+    log_choose = gammaln(n + 1) - gammaln(d + 1) - gammaln(n - d + 1)
 
     def power_at(drop: float) -> float:
         worse = drop + flip
-        p_disc = worse + flip
+        p_disc = min(1.0, worse + flip)
         if p_disc <= 0:
             return 0.0
-        reject = np.where(k > d, 0.0, binom.sf(k - 1, d, min(1.0, worse / p_disc)))
-        return float(np.sum(binom.pmf(d, n, min(1.0, p_disc)) * reject))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_pmf = log_choose + d * np.log(p_disc) + (n - d) * np.log1p(-p_disc) if p_disc < 1 else \
+                np.where(d == n, 0.0, -np.inf)
+        pmf = np.exp(np.nan_to_num(log_pmf, nan=-np.inf))
+        tail = bdtrc(np.minimum(k, counts) - 1, counts, min(1.0, worse / p_disc))
+        reject = np.where(k > counts, 0.0, tail)
+        return float(np.sum(pmf * reject))
 
     lo, hi = 0.0, 1.0 - 2 * flip
     if hi <= 0 or power_at(hi) < POWER:
