@@ -79,7 +79,8 @@ def write_suite(folder: Path, n: int) -> None:
 def pytest_run(folder: Path, base_url: str, concurrency: int) -> tuple[float, dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "--tb=no",
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:hypothesispytest",
+           "-q", "--tb=no",
            "--evals-base-url", base_url, "--evals-cache-dir", str(folder / "cache"),
            "--evals-concurrency", str(concurrency), "--evals-json", str(folder / "s.json"), "bench.eval.yaml"]
     start = time.perf_counter()

@@ -137,11 +137,13 @@ def variant_suite_summary(
         if s.tables:
             tables[v.name] = s.tables
         gates += [_prefixed(g, v.name) for g in s.gates]
-        problems += [f"variant {v.name}: {p}" for p in s.problems]
+        problems += [f"variant {v.name}: {p}" for p in s.problems if mine]
         warnings += [f"variant {v.name}: {w}" for w in s.warnings]
-        gated = spec.per_variant or v.name == spec.reference_name
+        # A variant none of whose items ran (-k on another variant) is not part of this run,
+        # as a suite whose cases are all deselected is not: the partial verdict says so.
+        gated = bool(mine) and (spec.per_variant or v.name == spec.reference_name)
         for reason in s.reasons:
-            if gated or reason.kind == ReasonKind.PROBLEM:
+            if gated or (mine and reason.kind == ReasonKind.PROBLEM):
                 reasons.append(Reason(reason.kind, f"variant {v.name}: {reason.text}"))
         block["variants"][v.name] = {
             "overrides": v.spec.overrides(),

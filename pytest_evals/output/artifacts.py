@@ -155,17 +155,33 @@ def write_generated(report: RunReport) -> dict[str, str]:
     generate_suites = {s.suite: s.name for s in report.suites if s.generate}
     if not generate_suites:
         return {}
+    # A suite with variants: one file per variant (docs/variants.md), each re-scorable alone.
+    variants = {s.suite: s.sections["variants"]["names"] for s in report.suites if "variants" in s.sections}
+    references = {s.suite: s.sections["variants"]["reference"] for s in report.suites if "variants" in s.sections}
     for data in report.iter_full_results():
         generated = (data.get("details") or {}).get("generated")
         if data.get("suite") in generate_suites and generated is not None:
-            per_suite.setdefault(data["suite"], []).append((data.get("index", 0), generated))
+            key = data["suite"]
+            if key in variants:
+                variant = str(data.get("case_id", ""))[:-1].rpartition("[")[2]
+                key = f"{key}\0{variant}" if variant in variants[key] else key
+            per_suite.setdefault(key, []).append((data.get("index", 0), generated))
     written: dict[str, str] = {}
     base = generated_dir(report.config)
     in_run_dir = run_dir(report.config) is not None
     # Safe, unique names: a suite named "../x" or two suites with one name never collide.
     folders = suite_folders({"suite": s.suite, "name": s.name} for s in report.suites)
     for suite_id, rows in per_suite.items():
+        suite_id, _, variant = suite_id.partition("\0")
         name = folders[suite_id]
+        if variant:
+            path = base / name / f"generated.{variant}.jsonl" if in_run_dir else base / f"{name}.{variant}.jsonl"
+            rows.sort(key=lambda r: r[0])
+            atomic_write(path, "".join(strictjson.dumps(g) + "\n" for _, g in rows))
+            # The suite's generated_path: its reference variant's file (the others beside it).
+            if variant == references.get(suite_id) or suite_id not in written:
+                written[suite_id] = str(path)
+            continue
         path = base / name / "generated.jsonl" if in_run_dir else base / f"{name}.jsonl"
         rows.sort(key=lambda r: r[0])
         # One suite's file failing leaves the others' written (and named).

@@ -88,8 +88,10 @@ def comparison_text(c: Mapping[str, Any]) -> str:
     disc = ""
     if c.get("only_against") is not None:
         disc = f", discordant {c['only_against']}/{c['only_variant']}"
-    det = f" (smallest detectable {c['detectable']:.4f})" if c.get("verdict") == "no significant difference" and \
-        c.get("detectable") is not None else ""
+    det = ""
+    if c.get("verdict") == "no significant difference":
+        det = (f" (smallest detectable {c['detectable']:.4f})" if c.get("detectable") is not None
+               else " (too few paired cases to detect any difference)")
     reason = f" ({c['reason']})" if c.get("reason") else ""
     return (f"{c.get('variant')} vs {c.get('against')} {c.get('metric')}: {_num(c.get('diff'), True)}{ci}, "
             f"p = {_p(c.get('p_value'))}, Holm {_p(c.get('p_holm'))} ({c.get('method')}, {c.get('paired')} paired"
@@ -102,7 +104,8 @@ def best_text(b: Mapping[str, Any], alpha: Any) -> str:
         return (f"best on {metric}: {b['best']} (better than every other variant, Holm-adjusted p < {alpha})")
     if b.get("verdict") == "undefined":
         return f"best on {metric}: undefined (fewer than two variants define it)"
-    det = f"; smallest detectable difference {b['detectable']:.4f}" if b.get("detectable") is not None else ""
+    det = (f"; smallest detectable difference {b['detectable']:.4f}" if b.get("detectable") is not None
+           else "; too few paired cases to detect any difference" if b.get("against") else "")
     why = f" ({b['reason']})" if b.get("reason") else ""
     lead = f"; highest: {b['candidate']}" if b.get("candidate") else ""
     return f"best on {metric}: no significant difference{why}{lead}{det}"

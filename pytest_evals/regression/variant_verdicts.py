@@ -106,44 +106,100 @@ class Pairing:
                     and np.all(np.isin(r[:, 0], (0.0, 1.0))) and np.all(np.isin(r[:, 2], (0.0, 1.0))))
 
 
+#: The group of a nested metric path over all cases (HaluEval's ``overall.accuracy``).
+OVERALL = "overall"
+
+
+def contribution_rule(task: Task[Any], metric: str) -> Any:
+    """One case's ``(num, den)`` of ``metric`` from its result, or None when no paired
+    rule knows the metric: the regression gates' rules (a top-level metric, a score's
+    mean, the task's own ``paired_contribution``), and, for a nested path
+    ``<group>.<metric>``, the same rule over the cases of that group: ``overall`` for
+    all cases, else those whose ``data`` has that value in the field the task's family
+    groups comparisons by (its ``GROUP_FIELDS``)."""
+    words = positive_words(task)
+
+    def direct(name: str) -> Any:
+        by_labels = label_rule(task, name)
+        if by_labels is not None:
+            def from_labels(r: CaseResult) -> tuple[float, float] | None:
+                got = labels(r.data, words)
+                return None if got is None else by_labels(*got)
+            return from_labels
+        fn = contributor(task, name)
+        if fn is None:
+            return None
+        return lambda r: fn(r.data, r.scores, r.status)
+
+    rule = direct(metric)
+    if rule is not None or "." not in metric:
+        return rule
+    group, _, rest = metric.partition(".")
+    inner = direct(rest)
+    if inner is None:
+        return None
+    if group == OVERALL:
+        return inner
+    from pytest_evals.registry.family_registry import group_field
+
+    field_name = group_field(task.name)
+    if field_name is None:
+        return None
+    return lambda r: inner(r) if str(r.data.get(field_name)) == group else None
+
+
 def pair(task: Task[Any], metric: str, a: dict[str, CaseResult], b: dict[str, CaseResult]) -> Pairing | None:
     """``metric``'s contributions of the cases both variants scored (None: no rule for it)."""
-    by_labels = label_rule(task, metric)
-    fn = contributor(task, metric)
-    if by_labels is None and fn is None:
+    rule = contribution_rule(task, metric)
+    if rule is None:
         return None
-    words = positive_words(task)
     rows: list[tuple[float, float, float, float]] = []
     for cid, ra in a.items():
         rb = b.get(cid)
         if rb is None or ra.status not in _SCORED or rb.status not in _SCORED:
             continue
-        if by_labels is not None:
-            la, lb = labels(ra.data, words), labels(rb.data, words)
-            if la is None or lb is None:
-                continue
-            ca, cb = by_labels(*la), by_labels(*lb)
-        else:
-            assert fn is not None
-            got_a, got_b = fn(ra.data, ra.scores, ra.status), fn(rb.data, rb.scores, rb.status)
-            if got_a is None or got_b is None:
-                continue
-            ca, cb = got_a, got_b
+        ca, cb = rule(ra), rule(rb)
+        if ca is None or cb is None:
+            continue
         rows.append((ca[0], ca[1], cb[0], cb[1]))
     return Pairing(np.asarray(rows, dtype=np.float64).reshape(-1, 4))
+
+
+def value_by_rule(task: Task[Any], metric: str, results: Sequence[CaseResult]) -> float | None:
+    """``metric`` by its paired rule over the cases a task aggregates (scored ones and
+    erroring ones with data): the suite's own value must equal it, else a paired test
+    would test another quantity than the suite reports."""
+    rule = contribution_rule(task, metric)
+    if rule is None:
+        return None
+    parts = [c for r in results if r.status in _SCORED or (r.status == "error" and r.data)
+             if (c := rule(r)) is not None]
+    den = sum(d for _, d in parts)
+    return sum(n for n, _ in parts) / den if den > 0 else None
 
 
 @functools.lru_cache(maxsize=64)
 def _mcnemar_rejection(n: int, alpha: float) -> np.ndarray:
     """Per number of discordant pairs d (0..n), the fewest pairs going one way for which
-    the one-sided test at ``alpha`` rejects AND the observed difference is above 0: the
-    gate rule of :func:`pytest_evals.regression.power_analysis.power` at margin 0."""
-    from pytest_evals.regression.drop_gates import TOLERANCE
-    from pytest_evals.regression.power_analysis import rejection_threshold
+    the one-sided exact test at ``alpha`` rejects (P(X >= w) < alpha, X ~ Bin(d, 1/2),
+    :func:`~pytest_evals.regression.paired_tests.mcnemar`) AND the observed difference is
+    above 0: the rule :func:`pytest_evals.regression.power_analysis.power` uses at margin
+    0 (d + 1 where nothing rejects). A vectorised bisection on scipy.special's binomial
+    tail: scipy.stats costs seconds to import, more than every test of a run."""
+    from scipy.special import bdtrc
 
-    d = np.arange(n + 1)
+    from pytest_evals.regression.drop_gates import TOLERANCE
+
+    d = np.arange(n + 1, dtype=np.int64)
+    lo = np.ones(n + 1, dtype=np.int64)  # P(X >= w) decreases in w: find the first w < alpha
+    hi = d + 1  # d + 1: "never" (P(X >= d + 1) = 0 is not a rejection by an observed count)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        rejects = (mid <= d) & (bdtrc(mid - 1, d, 0.5) < alpha)
+        hi = np.where((lo < hi) & rejects, mid, hi)
+        lo = np.where((lo < hi) & ~rejects, mid + 1, lo)
     k_margin = np.floor((n * TOLERANCE + d) / 2).astype(np.int64) + 1
-    return np.maximum(rejection_threshold(d, alpha), k_margin)
+    return np.asarray(np.maximum(lo, k_margin))
 
 
 def mcnemar_detectable(n: int, flip: float, alpha: float) -> float | None:
@@ -152,18 +208,25 @@ def mcnemar_detectable(n: int, flip: float, alpha: float) -> float | None:
     changing each way by noise: the power of :func:`~pytest_evals.regression.power_analysis.power`
     (one-sided at alpha / 2), its rejection thresholds computed once and the difference
     found by bisection."""
-    from scipy.stats import binom
+    from scipy.special import bdtrc, gammaln
 
-    d = np.arange(n + 1)
+    counts = np.arange(n + 1, dtype=np.int64)
+    d = counts.astype(np.float64)
     k = _mcnemar_rejection(n, alpha / 2)
+    log_choose = gammaln(n + 1) - gammaln(d + 1) - gammaln(n - d + 1)
 
     def power_at(drop: float) -> float:
         worse = drop + flip
-        p_disc = worse + flip
+        p_disc = min(1.0, worse + flip)
         if p_disc <= 0:
             return 0.0
-        reject = np.where(k > d, 0.0, binom.sf(k - 1, d, min(1.0, worse / p_disc)))
-        return float(np.sum(binom.pmf(d, n, min(1.0, p_disc)) * reject))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_pmf = log_choose + d * np.log(p_disc) + (n - d) * np.log1p(-p_disc) if p_disc < 1 else \
+                np.where(d == n, 0.0, -np.inf)
+        pmf = np.exp(np.nan_to_num(log_pmf, nan=-np.inf))
+        tail = bdtrc(np.minimum(k, counts) - 1, counts, min(1.0, worse / p_disc))
+        reject = np.where(k > counts, 0.0, tail)
+        return float(np.sum(pmf * reject))
 
     lo, hi = 0.0, 1.0 - 2 * flip
     if hi <= 0 or power_at(hi) < POWER:
@@ -193,7 +256,10 @@ def detectable(p: Pairing, test: PairedTest, alpha: float) -> float | None:
 
     z = NormalDist().inv_cdf
     se = (test.ci[1] - test.ci[0]) / (2 * z(0.975))
-    return float((z(1 - alpha / 2) + z(POWER)) * se)
+    found = float((z(1 - alpha / 2) + z(POWER)) * se)
+    bounded = all(v is not None and 0.0 <= v <= 1.0 for v in (test.baseline, test.current))
+    # Beyond the whole range of a [0, 1] metric: no difference was detectable at all.
+    return None if bounded and found >= 1.0 else found
 
 
 @dataclass
@@ -261,7 +327,6 @@ def compared_metrics(task: VariantTask, summary: SuiteSummary, by_variant: dict[
     """(metrics to compare, problems): the suite's ``compare_metrics``, or every metric of
     the reference variant whose paired rule gives the value the suite reports."""
     from pytest_evals.model.metric_value import walk
-    from pytest_evals.regression.case_pairing import metric_over
 
     ref = task.by_name[task.reference]
     values = dict(walk(summary.metrics.get(ref.name) or {}))  # type: ignore[arg-type]
@@ -274,7 +339,7 @@ def compared_metrics(task: VariantTask, summary: SuiteSummary, by_variant: dict[
             continue
         if wanted is not None and path not in wanted:
             continue
-        mine = metric_over(ref.task, path, results)
+        mine = value_by_rule(ref.task, path, results)
         if mine is None or abs(mine - float(metric.value)) > 1e-6 * max(1.0, abs(mine)):
             if wanted is not None:
                 problems.append(f"compare_metrics: {path!r} has no paired test that reproduces the suite's value")

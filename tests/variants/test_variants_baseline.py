@@ -57,3 +57,47 @@ def test_compare_reads_a_variant_run(pytester: pytest.Pytester, server: FakeOpen
     assert rows["[mid]"][1:4] == ["30", "0.733", "0.433"] and rows["[mid]"][7:9] == ["11", "2"]
     assert rows["[good]"][7:9] == ["0", "0"] and rows["[bad]"][7:9] == ["0", "0"]
     assert rows["all"][1] == "90"
+
+
+def test_generated_outputs_are_saved_per_variant_and_rescore_alike(pytester: pytest.Pytester,
+                                                                   server: FakeOpenAI) -> None:
+    write_suite(pytester.path, variants=THREE)
+    _r, summary = run(pytester, server, "s.json", "--evals-report-dir", "runs")
+    s = summary["suites"][0]
+    run_dir = next((pytester.path / "runs").iterdir())
+    files = sorted(p.name for p in (run_dir / "jb").glob("generated*.jsonl"))
+    assert files == ["generated.bad.jsonl", "generated.good.jsonl", "generated.mid.jsonl"]
+    assert s["generated_path"] == str(run_dir / "jb" / "generated.good.jsonl")  # the reference's
+    (pytester.path / "rescore.eval.yaml").write_text(
+        f"task: jailbreak_guardrails\ninput_path: {run_dir / 'jb' / 'generated.mid.jsonl'}\n", encoding="utf-8")
+    _r, again = run(pytester, server, "r.json", "rescore.eval.yaml")
+    assert again["suites"][0]["metrics"]["accuracy"] == s["metrics"]["mid"]["accuracy"]
+    assert again["suites"][0]["cases"]["total"] == 30
+
+
+def test_halueval_compares_judge_models_per_task(pytester: pytest.Pytester) -> None:
+    """The paper's comparison made honest: each judge model's per-task P/R/F1 and the
+    paired test on the same items (the family's group field pairs ``qa.f1`` & co.)."""
+    from pathlib import Path
+
+    data = Path(__file__).parents[2] / "eval_suites" / "data" / "halueval"
+    (pytester.path / "h.eval.yaml").write_text(
+        f"task: halueval\ndata_dir: {data}\ntasks: [qa, dialogue, summarization, general]\nseed: 0\n"
+        "variants: [judge-a, judge-b]\n", encoding="utf-8")
+    with FakeOpenAI(responder="model-yes-no") as server:
+        result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-json", "s.json"))
+    summary = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))
+    block = summary["suites"][0]["variants"]
+    assert block["names"] == ["judge-a", "judge-b"]
+    metrics = block["compared_metrics"]
+    assert {"overall.accuracy", "qa.f1", "dialogue.precision", "general.recall"} <= set(metrics)
+    by = {c["metric"]: c for c in block["comparisons"]}
+    acc = by["overall.accuracy"]
+    m = summary["suites"][0]["metrics"]
+    assert acc["against_value"] == m["judge-a"]["overall"]["accuracy"]["value"]
+    assert acc["value"] == m["judge-b"]["overall"]["accuracy"]["value"]
+    assert by["qa.f1"]["value"] == m["judge-b"]["qa"]["f1"]["value"]
+    scipy_stats = pytest.importorskip("scipy.stats")
+    assert acc["p_value"] == pytest.approx(
+        scipy_stats.binomtest(acc["only_variant"], acc["only_against"] + acc["only_variant"], 0.5).pvalue)
+    result.stdout.fnmatch_lines(["*judge-b vs judge-a qa.f1:*"])

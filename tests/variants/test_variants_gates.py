@@ -167,3 +167,22 @@ def test_markdown_and_junit_show_the_variants(pytester: pytest.Pytester, server:
     assert props["evals.jb.variants.best.accuracy"] == "no significant difference"
     comps = {(c["variant"], c["metric"]): c for c in summary["suites"][0]["variants"]["comparisons"]}
     assert props["evals.jb.variants.mid.vs.good.accuracy.p_holm"] == f"{comps[('mid', 'accuracy')]['p_holm']:.3g}"
+
+
+def test_a_selection_of_cases_is_a_partial_run_of_every_variant(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    write_suite(pytester.path, variants=THREE, thresholds={"accuracy": {"min": 0.1}})
+    result, summary = run(pytester, server, "-k", "c01 or c02")
+    s = summary["suites"][0]
+    assert s["partial"] and not s["passed"] and result.ret == 1
+    assert s["cases"]["population"] == 3 * N_CASES and s["cases"]["deselected"] == 3 * (N_CASES - 2)
+    assert any(r.startswith("partial run: 6 of 90 cases run") for r in s["reasons"])
+    for v in ("good", "mid", "bad"):
+        counts = s["variants"]["variants"][v]["cases"]
+        assert counts["total"] == 2 and counts["population"] == N_CASES and counts["deselected"] == N_CASES - 2
+    # only some variants selected: the others are all deselected, nothing is claimed of them
+    result, summary = run(pytester, server, "-k", "good", "--evals-allow-partial")
+    s = summary["suites"][0]
+    assert s["passed"] and s["partial"]
+    assert s["variants"]["variants"]["mid"]["cases"]["total"] == 0
+    assert all(c["verdict"] == "undefined" for c in s["variants"]["comparisons"])
+    result.stdout.fnmatch_lines(["*PARTIAL jb*"])

@@ -200,3 +200,18 @@ def test_cli_model_list_makes_one_variant_per_model(pytester: pytest.Pytester, s
     assert s["variants"]["names"] == ["m-good", "m-bad", "mid"]
     assert s["metrics"]["m-bad"]["accuracy"]["value"] == pytest.approx(1 - len(WRONG["m-bad"]) / N_CASES)
     assert s["variants"]["variants"]["mid"]["overrides"] == {"model": "m-mid"}
+
+
+@pytest.mark.parametrize("n", [1, 7, 30, 200, 1500])
+def test_detectable_difference_thresholds_are_the_power_analysis_ones(n: int) -> None:
+    import numpy as np
+
+    from pytest_evals.regression.power_analysis import power, rejection_threshold
+    from pytest_evals.regression.variant_verdicts import _mcnemar_rejection, mcnemar_detectable
+
+    d = np.arange(n + 1)
+    k_margin = np.floor(d / 2).astype(np.int64) + 1
+    assert (_mcnemar_rejection(n, 0.025) == np.maximum(rejection_threshold(d, 0.025), k_margin)).all()
+    found = mcnemar_detectable(n, 0.05, 0.05)
+    if found is not None:
+        assert power(n, found, 0.05, 0.025) >= 0.8 > power(n, max(0.0, found - 1e-3), 0.05, 0.025)
