@@ -209,3 +209,27 @@ def test_batch_mode_asks_the_same_questions_in_one_batch(pytester: pytest.Pytest
     assert batched == live
     # The log-probabilities came back through the batch results too.
     assert batched["clarity"]["mean"]["value"] == pytest.approx(5 * 0.7 + 4 * 0.3)
+
+
+def test_a_judge_block_in_rag_answers_words_domain_and_a_list_of_criteria(
+    pytester: pytest.Pytester, judge_server: JudgeServer
+) -> None:
+    """The same `judge:` spelling works in both families: `domain` names what is judged in
+    the default persona, and `criteria` may be a list of rules; `domain` with
+    `system_prompt` is a suite error, as it is in rag_answers."""
+    judge_server.reply = scripted
+    judge = {"domain": "Acme's billing support bot", "criteria": ["Never quote a price.", "Be brief."]}
+    write_suite(pytester.path, CASES, asserts=[{"type": "llm_rubric", "criteria": RUBRIC, "judge": judge}])
+    pytester.runpytest("-p", "no:cacheprovider", "--evals-json", "s.json")
+    rubric = [b for b in judge_server.requests if RUBRIC in last_user_message(b)]
+    assert len(rubric) == 2
+    for body in rubric:
+        system, user = body["messages"][0]["content"], last_user_message(body)
+        assert "Acme's billing support bot" in system
+        assert "- Never quote a price.\n- Be brief." in user
+
+    both = {"domain": "Acme's bot", "system_prompt": "You grade answers."}
+    write_suite(pytester.path, CASES, asserts=[{"type": "llm_rubric", "criteria": RUBRIC, "judge": both}])
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*either 'system_prompt'*or 'domain', not both*"])
+    assert result.ret == 1

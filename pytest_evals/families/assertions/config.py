@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pytest_evals.suites.suite_config import SuiteConfig
 
@@ -38,10 +38,27 @@ class JudgeBlock(BaseModel):
 
     model: str | None = None
     system_prompt: str | None = Field(default=None, min_length=1)
+    #: What the judged system is, completing "outputs of ..." in the default persona (the
+    #: same field as rag_answers' judge block); never together with ``system_prompt``.
+    domain: str | None = Field(default=None, min_length=1)
     criteria: str | None = None
     examples: list[JudgeExample] = Field(default_factory=list)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     n_runs: int = Field(default=1, ge=1, le=20)
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _criteria_list(cls, value: Any) -> Any:
+        # A list of rules (as rag_answers' judge block takes them) reads as one bulleted text.
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return "\n".join(f"- {v.strip()}" for v in value if v.strip()) or None
+        return value
+
+    @model_validator(mode="after")
+    def _one_persona(self) -> JudgeBlock:
+        if self.system_prompt is not None and self.domain is not None:
+            raise ValueError("give either 'system_prompt' (the judge's whole persona) or 'domain', not both")
+        return self
 
     @field_validator("examples", mode="before")
     @classmethod

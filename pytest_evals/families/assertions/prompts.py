@@ -57,9 +57,22 @@ def _examples(judge: JudgeBlock, scale_text: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+DOMAIN_SYSTEM = (
+    "You are an impartial evaluator of the outputs of {domain}. You judge only by the "
+    "criteria you are given, explain your judgement briefly, and reply with only the "
+    "JSON object you are asked for."
+)
+
+
+def system_message(judge: JudgeBlock) -> str:
+    if judge.system_prompt:
+        return judge.system_prompt
+    return DOMAIN_SYSTEM.format(domain=judge.domain.strip()) if judge.domain else DEFAULT_SYSTEM
+
+
 def _messages(judge: JudgeBlock, user: str) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": judge.system_prompt or DEFAULT_SYSTEM},
+        {"role": "system", "content": system_message(judge)},
         {"role": "user", "content": user},
     ]
 

@@ -177,4 +177,7 @@ def parse_line(key: str, line: Mapping[str, Any], requested_model: str) -> LineR
     except AttemptError as exc:
         return LineResult(key, None, redaction.redact(f"batch line unusable: {exc.cause}"))
     # A reply that echoes a secret (text, model, finish reason) is kept masked, as live.
-    return LineResult(key, Completion(*redaction.redact_obj([c.text, c.model, c.prompt_tokens, c.completion_tokens, c.finish_reason])))
+    text, model, finish_reason = redaction.redact_obj([c.text, c.model, c.finish_reason])
+    # The token log spells the text: a reply that had to be masked keeps none (client.py).
+    logprobs = c.logprobs if text == c.text else None
+    return LineResult(key, Completion(text, model, c.prompt_tokens, c.completion_tokens, finish_reason, logprobs))
