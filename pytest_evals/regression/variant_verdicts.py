@@ -158,6 +158,8 @@ def pair(task: Task[Any], metric: str, a: dict[str, CaseResult], b: dict[str, Ca
         rb = b.get(cid)
         if rb is None or ra.status not in _SCORED or rb.status not in _SCORED:
             continue
+        if ra.fingerprint and rb.fingerprint and ra.fingerprint != rb.fingerprint:
+            continue  # not the same input under the two variants (a variant changed what a case is)
         ca, cb = rule(ra), rule(rb)
         if ca is None or cb is None:
             continue

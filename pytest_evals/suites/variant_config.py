@@ -33,6 +33,8 @@ from pytest_evals.suites.suite_config import format_validation_error, parse_scal
 
 #: Suite fields about variants: read here, never seen by a task's configuration model.
 VARIANT_KEYS = ("variants", "reference", "per_variant", "compare_metrics")
+#: Fields that say which cases a suite has: variants share the suite's cases.
+CASE_KEYS = ("input_path", "data_dir", "sample", "tasks")
 #: The settings a variant may give directly (others go through ``set``).
 DIRECT_KEYS = ("model", "temperature", "system_prompt", "prompt_template", "target")
 #: Settings that belong to the system under test (a model target, or the task's field).
@@ -251,5 +253,10 @@ def variant_raw(raw: Mapping[str, Any], spec: VariantSpec, fields: Iterable[str]
         top = dotted.split(".", 1)[0]
         if top in VARIANT_KEYS:
             raise SuiteConfigError(f"{where}: variant {spec.name!r}: set.{dotted}: a variant cannot change variants")
+        if top in CASE_KEYS:
+            raise SuiteConfigError(
+                f"{where}: variant {spec.name!r}: set.{dotted}: variants run the suite's own cases (compare other "
+                "cases in another suite)"
+            )
         set_path(out, dotted, copy.deepcopy(value))
     return out

@@ -186,3 +186,10 @@ def test_a_selection_of_cases_is_a_partial_run_of_every_variant(pytester: pytest
     assert s["variants"]["variants"]["mid"]["cases"]["total"] == 0
     assert all(c["verdict"] == "undefined" for c in s["variants"]["comparisons"])
     result.stdout.fnmatch_lines(["*PARTIAL jb*"])
+
+
+def test_a_variant_cannot_change_the_cases(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    write_suite(pytester.path, n=3, variants=[THREE[0], {"name": "other", "set": {"input_path": "x.jsonl"}}])
+    result, _summary = run(pytester, server)
+    result.stdout.fnmatch_lines(["*variant 'other': set.input_path: variants run the suite's own cases*"])
+    assert result.ret == 1
