@@ -9,9 +9,11 @@ with the estimate in its message.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 
-from pytest_evals.model.errors import InfrastructureError, SkipCase
+from pytest_evals.model.errors import ErrorKind, InfrastructureError, SkipCase
 
 
 class LLMError(InfrastructureError):
@@ -27,6 +29,19 @@ class LLMError(InfrastructureError):
         super().__init__(message)
         self.cause = cause
         self.status = status
+
+
+class ContextLengthError(LLMError):
+    """The endpoint refused the request as longer than the model's context."""
+
+    kind: ClassVar[ErrorKind] = ErrorKind.CONTEXT_LENGTH
+
+    def __init__(
+        self, message: str, *, prompt_tokens: int, limit: int | None, cause: str | None = None
+    ) -> None:
+        super().__init__(message, cause=cause, status=400)
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
 
 
 class OfflineError(LLMError):

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import re
 import sys
 import threading
 import time
@@ -35,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm import io_hooks
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
-from pytest_evals.llm.call_errors import DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.call_errors import ContextLengthError, DryRunSkip, LLMError, OfflineError
 from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
@@ -179,6 +180,29 @@ def _masked(completion: Completion) -> Completion:
         # per-token mask finds it. A reply that had to be masked keeps no token log.
         logprobs=None if text != completion.text else completion.logprobs,
     )
+
+
+#: How servers say a request is longer than the model's context (OpenAI and vLLM:
+#: "maximum context length is N tokens"; llama.cpp: "exceed context window of N",
+#: "exceeds the available context size"; others: the error code).
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context size|"
+    r"exceeds? (?:the )?(?:model'?s? )?context",
+    re.IGNORECASE,
+)
+_LIMIT = re.compile(
+    r"(?:maximum context length is|context window of|context size (?:of|is)|n_ctx\W*)\s*\(?(\d+)",
+    re.IGNORECASE,
+)
+
+
+def context_overflow(error: AttemptError) -> int | None:
+    """For an HTTP 400 that says the request exceeds the model's context: the limit the
+    server named (0 when it named none); None for any other error."""
+    if error.status != 400 or not _OVERFLOW.search(error.cause):
+        return None
+    found = _LIMIT.search(error.cause)
+    return int(found.group(1)) if found else 0
 
 
 class LLMClient:
@@ -595,6 +619,18 @@ class LLMClient:
             if not error.retryable or attempt == attempts:
                 stats.errors += 1
                 usage.record(errors=1)
+                overflow = context_overflow(error)
+                if overflow is not None:
+                    tokens = estimate_prompt_tokens(body.get("messages") or [])
+                    asked = f" + max_tokens {body['max_tokens']}" if body.get("max_tokens") else ""
+                    limit = f", limit {overflow} tokens" if overflow else ""
+                    raise ContextLengthError(
+                        f"LLM request to {self.base_url} (model {body['model']}) is longer than "
+                        f"the model's context: about {tokens} prompt tokens{asked}{limit} ({cause})",
+                        prompt_tokens=tokens,
+                        limit=overflow or None,
+                        cause=cause,
+                    ) from None
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 raise LLMError(
                     f"LLM request to {self.base_url} (model {body['model']}) failed after {tries}: {cause}",

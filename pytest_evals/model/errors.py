@@ -25,6 +25,10 @@ class ErrorKind(str, Enum):
     #: A model endpoint, network call or needed extra failed; also a collected case
     #: whose result never arrived (worker crash, interrupted run).
     INFRASTRUCTURE = "infrastructure"
+    #: A request longer than the model's context (the prompt's token count and the
+    #: model's limit in the message): the input needs a shorter form, not a retry, and
+    #: is counted apart from outages.
+    CONTEXT_LENGTH = "context_length"
     #: The system under test (``generate: true``) failed or returned unusable output.
     TARGET = "target"
     #: A judge replied but its reply cannot be turned into a score.

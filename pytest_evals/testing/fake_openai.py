@@ -150,6 +150,9 @@ class ServerConfig:
     #: with one slot: the latency is spent one request at a time, and a request whose
     #: client gave up still holds its slot until it is done.
     slots: int = 0
+    #: The model's context in (fake) tokens (0: no limit): a longer prompt plus its
+    #: ``max_tokens`` gets OpenAI's and vLLM's HTTP 400 ``context_length_exceeded``.
+    max_context: int = 0
     #: Built-in responder name, "module:function" or a callable (request JSON -> reply text).
     responder: str | Responder = "echo"
     #: Scripted replies, tried in order before the responder.
@@ -235,15 +238,19 @@ def reply_text(reply: Any) -> str:
     return str(reply.get("content", "")) if isinstance(reply, Mapping) else str(reply)
 
 
-def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, Any]:
-    logprobs = reply.get("logprobs") if isinstance(reply, Mapping) else None
-    reply = reply_text(reply)
+def _prompt_tokens(request: dict[str, Any]) -> int:
     prompt_text = "".join(
         _content_text(m.get("content"))
         for m in request.get("messages") or []
         if isinstance(m, Mapping)
     )
-    prompt_tokens = _fake_tokens(prompt_text) + 4 * len(request.get("messages") or [])
+    return _fake_tokens(prompt_text) + 4 * len(request.get("messages") or [])
+
+
+def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, Any]:
+    logprobs = reply.get("logprobs") if isinstance(reply, Mapping) else None
+    reply = reply_text(reply)
+    prompt_tokens = _prompt_tokens(request)
     completion_tokens = _fake_tokens(reply)
     return {
         "id": f"chatcmpl-fake-{n}",
@@ -388,6 +395,20 @@ class FakeOpenAIApp:
                             "invalid_api_key",
                         ),
                         status=401,
+                    )
+            if cfg.max_context > 0:
+                wanted = _prompt_tokens(payload) + int(payload.get("max_tokens") or 0)
+                if wanted > cfg.max_context:
+                    self._record(entry, "context_length")
+                    return web.json_response(
+                        _error_body(
+                            f"This model's maximum context length is {cfg.max_context} tokens. "
+                            f"However, you requested {wanted} tokens. Please reduce the length "
+                            "of the messages.",
+                            "invalid_request_error",
+                            "context_length_exceeded",
+                        ),
+                        status=400,
                     )
             delay = cfg.latency + (
                 random.random() * cfg.latency_jitter if cfg.latency_jitter else 0.0
