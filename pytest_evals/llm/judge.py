@@ -201,6 +201,15 @@ class Judge:
                 conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
             )
             reply = response.text
+            if response.finish_reason == "length":
+                # Cut at the length limit: whatever it says is half a reply. Re-asking
+                # would send the cut text back (and can overflow the context itself).
+                raise JudgeError(
+                    f"judge reply was cut at the length limit (finish_reason 'length', "
+                    f"{response.completion_tokens} completion tokens) before it gave {wanted}: "
+                    f"raise max_tokens (--evals-max-tokens); reply: {_short(reply)!r}",
+                    raw_reply=reply,
+                )
             try:
                 return parse(reply), response
             except ValueError as exc:

@@ -249,6 +249,8 @@ def _prompt_tokens(request: dict[str, Any]) -> int:
 
 def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, Any]:
     logprobs = reply.get("logprobs") if isinstance(reply, Mapping) else None
+    # A responder may say the reply was cut ({"content": ..., "finish_reason": "length"}).
+    finish = str(reply.get("finish_reason") or "stop") if isinstance(reply, Mapping) else "stop"
     reply = reply_text(reply)
     prompt_tokens = _prompt_tokens(request)
     completion_tokens = _fake_tokens(reply)
@@ -263,7 +265,7 @@ def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, A
                 "index": 0,
                 "message": {"role": "assistant", "content": reply, "refusal": None},
                 "logprobs": logprobs,
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }
         ],
         "usage": {

@@ -123,3 +123,22 @@ def test_extract_json_object() -> None:
         extract_json_object("[1, 2]")
     with pytest.raises(ValueError, match=r"no JSON object|invalid JSON"):
         extract_json_object("nothing")
+
+
+def test_a_reply_cut_at_the_length_limit_is_a_judge_error_never_reasked(
+    make_client: MakeClient, server: FakeOpenAI
+) -> None:
+    """A reply that ran into max_tokens is half a reply: not parsed (a verdict word in it
+    is no verdict), not sent back in a re-ask (that can overflow the context)."""
+    server.configure(responder=lambda body: {"content": '{"score": 4, "reason": "the ans', "finish_reason": "length"})
+    client = make_client()
+    with pytest.raises(JudgeError) as info:
+        run(closing(client, Judge(client).json("rate this answer", schema=Rating, max_tokens=12)))
+    assert "cut at the length limit" in str(info.value) and "max_tokens" in str(info.value)
+    assert info.value.raw_reply == '{"score": 4, "reason": "the ans'
+    assert server.stats()["received"] == 1
+
+    server.configure(responder=lambda body: {"content": "Yes, because the", "finish_reason": "length"})
+    with pytest.raises(JudgeError):
+        run(closing(client, Judge(client).verdict("is it?", max_tokens=4)))
+    assert server.stats()["received"] == 2
