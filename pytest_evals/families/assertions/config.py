@@ -90,14 +90,8 @@ class AssertionsConfig(SuiteConfig):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _metric_names(cls, value: Any) -> Any:
-        # The base class turns bare names into {"name": ...}; a custom metric needs its
-        # criteria, which the spec check reports as missing.
-        if isinstance(value, list):
-            return [{"name": v} if isinstance(v, str) else v for v in value]
-        return value
+    # Bare metric names become {"name": ...} through the base class's own validator; a
+    # custom metric also needs its criteria, which the spec check reports as missing.
 
     @property
     def effective_pass_rule(self) -> str:
