@@ -54,6 +54,14 @@ def cli_variants(config: pytest.Config) -> list[VariantSpec]:
         parse_cli_variant,
     )
 
+    names: dict[str, str] = {}
+    for m in models:
+        other = names.setdefault(model_variant_name(m), m)
+        if other != m:
+            raise pytest.UsageError(
+                f"--evals-model: {other!r} and {m!r} both become variant {model_variant_name(m)!r}; "
+                f"name them apart with --evals-variant NAME:model=MODEL"
+            )
     specs = [VariantSpec(name=model_variant_name(m), model=m) for m in models]
     try:
         specs += [parse_cli_variant(t) for t in texts]

@@ -129,6 +129,9 @@ def variant_suite_summary(
     warnings: list[str] = []
     block: dict[str, Any] = {"reference": spec.reference_name, "names": names, "per_variant": spec.per_variant,
                              "variants": {}}
+    # Variants whose gates decide the suite, split by whether any of their items ran.
+    gated_run: list[str] = []
+    gated_unrun: list[str] = []
     for v in task.variants:
         mine = by_variant[v.name]
         pop = variant_population(population, len(names), v.name, selected, not_run, xfail or {}, mine)
@@ -141,10 +144,13 @@ def variant_suite_summary(
         warnings += [f"variant {v.name}: {w}" for w in s.warnings]
         # A variant none of whose items ran (-k on another variant) is not part of this run,
         # as a suite whose cases are all deselected is not: the partial verdict says so.
-        gated = bool(mine) and (spec.per_variant or v.name == spec.reference_name)
+        required = spec.per_variant or v.name == spec.reference_name
+        gated = bool(mine) and required
         for reason in s.reasons:
             if gated or (mine and reason.kind == ReasonKind.PROBLEM):
                 reasons.append(Reason(reason.kind, f"variant {v.name}: {reason.text}"))
+        if required and s.gates:
+            (gated_run if mine else gated_unrun).append(v.name)
         block["variants"][v.name] = {
             "overrides": v.spec.overrides(),
             "reference": v.name == spec.reference_name,
@@ -156,6 +162,13 @@ def variant_suite_summary(
             "reasons": [str(r) for r in s.reasons],
             "usage": usage_of(mine),
         }
+    if gated_unrun and not gated_run:
+        # A selection (-k, --deselect) that left none of the gated variants' items: a pass
+        # would speak for variants that were never measured.
+        reasons.append(Reason(
+            ReasonKind.UNCHECKED_GATES,
+            f"no case of the gated variant(s) {', '.join(gated_unrun)} ran, so the suite's gates were not checked",
+        ))
     reasons += [r for r in verdict(counts, [], [], False, allow_partial=allow_partial) if r.kind == ReasonKind.PARTIAL]
     config = suite.config.model_dump(mode="json", exclude_defaults=False)
     config.update(spec.model_dump(mode="json", exclude_defaults=True))

@@ -498,6 +498,10 @@ def _gates(config: pytest.Config, summary: SuiteSummary, task: VariantTask, by_v
                          ("inconclusive" if result.verdict == INCONCLUSIVE and kind == "no_worse_than" else "failed"),
                          "text": text}
                 entry.pop("op", None)
+                if kind == "better_than" and "worse" in entry:
+                    # The test ran as a max_rise gate, whose "worse" cases are the ones
+                    # that rose: for better_than those are this variant's better cases.
+                    entry["worse"], entry["better"] = entry["better"], entry["worse"]
                 out.append(entry)
                 if not passed:
                     undecided = result.verdict == INCONCLUSIVE and kind == "no_worse_than"

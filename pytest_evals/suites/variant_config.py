@@ -164,7 +164,17 @@ def merge_cli_variants(specs: Iterable[VariantSpec]) -> list[VariantSpec]:
             merged[spec.name] = spec
             continue
         data = old.model_dump(exclude_defaults=True)
-        data.update(spec.model_dump(exclude_defaults=True, exclude={"set"}))
+        new = spec.model_dump(exclude_defaults=True, exclude={"set"})
+        clash = sorted(k for k, v in new.items() if k != "name" and k in data and data[k] != v)
+        clash += sorted(k for k, v in spec.set.items() if k in old.set and old.set[k] != v)
+        if clash:
+            # Two values for one setting of one variant: keeping either would drop a run
+            # the command line asked for, without a word.
+            raise SuiteConfigError(
+                f"variant {spec.name!r} is given twice with different {', '.join(repr(k) for k in clash)}: "
+                "give each variant its own name"
+            )
+        data.update(new)
         data["set"] = {**old.set, **spec.set}
         merged[spec.name] = VariantSpec.model_validate(data)
     return list(merged.values())

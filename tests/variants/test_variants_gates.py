@@ -57,6 +57,7 @@ def test_better_than_passes_only_when_significantly_better(pytester: pytest.Pyte
     gates = _gates(summary)
     g = gates[("good", "better_than", "bad")]
     assert g["verdict"] == "better" and g["passed"] and g["p_value"] < 0.05 and g["diff"] == pytest.approx(0.5)
+    assert g["better"] > g["worse"]  # cases where good is right and bad wrong outnumber the reverse
     m = gates[("mid", "better_than", "good")]
     assert m["verdict"] == "inconclusive" and not m["passed"]
     s = summary["suites"][0]
@@ -135,6 +136,23 @@ def test_malformed_command_line_variant_is_a_usage_error(pytester: pytest.Pytest
     result.stderr.fnmatch_lines(["*--evals-variant 'nomodel': expected NAME:KEY=VALUE*"])
 
 
+def test_two_values_for_one_variant_are_a_usage_error_never_a_silent_choice(
+    pytester: pytest.Pytester, server: FakeOpenAI
+) -> None:
+    write_suite(pytester.path, n=3)
+    result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-model", "x.y,x_y"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--evals-model: 'x.y' and 'x_y' both become variant 'x_y'*"])
+    result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-variant", "a:model=m1",
+                                          "--evals-variant", "a:model=m2"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*variant 'a' is given twice with different 'model'*"])
+    # adding a setting to the same variant is still one variant
+    _r, summary = run(pytester, server, "--evals-variant", "a:model=m-good", "--evals-variant", "a:temperature=0.5",
+                      "--evals-variant", "b:model=m-bad")
+    assert summary["suites"][0]["variants"]["names"] == ["a", "b"]
+
+
 def test_summary_of_a_variant_run_follows_the_schema(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     from pathlib import Path
@@ -186,6 +204,13 @@ def test_a_selection_of_cases_is_a_partial_run_of_every_variant(pytester: pytest
     assert s["variants"]["variants"]["mid"]["cases"]["total"] == 0
     assert all(c["verdict"] == "undefined" for c in s["variants"]["comparisons"])
     result.stdout.fnmatch_lines(["*PARTIAL jb*"])
+    # ... but a selection that leaves none of the gated variants' items checks no gate:
+    # never a pass (per_variant: false gates the reference, good, which is deselected).
+    write_suite(pytester.path, variants=THREE, per_variant=False, thresholds={"accuracy": {"min": 0.9}})
+    result, summary = run(pytester, server, "-k", "bad", "--evals-allow-partial")
+    s = summary["suites"][0]
+    assert not s["passed"] and result.ret == 1
+    assert any("no case of the gated variant(s) good ran" in r for r in s["reasons"])
 
 
 def test_a_variant_cannot_change_the_cases(pytester: pytest.Pytester, server: FakeOpenAI) -> None:

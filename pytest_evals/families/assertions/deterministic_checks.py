@@ -147,25 +147,39 @@ def _equals(p: EqualsParams) -> Check:
         return check_text
 
     def check_json(view: CaseView) -> Outcome:
-        try:
-            got = json.loads(view.output)
-        except ValueError:
+        parsed, got, _problem = parse_json_answer(view.output)
+        if not parsed:
             return yes_no(False, f"the answer is not JSON, so it cannot equal {p.value!r}")
-        ok = got == p.value
+        ok = json_equal(got, p.value)
         return yes_no(ok, "the answer equals the value" if ok else f"the answer's JSON is not {p.value!r}")
 
     return check_json
 
 
+#: Seconds one regex search may take: a pattern that backtracks catastrophically
+#: (``^(a+)+$`` on "aaaa...b") would otherwise hold the GIL, past any case timeout.
+REGEX_SECONDS = 1.0
+
+
 def _regex(p: RegexParams) -> Check:
-    flags = (re.IGNORECASE if p.ignore_case else 0) | (re.MULTILINE if p.multiline else 0)
+    # The `regex` package: Python's own syntax (VERSION0), and a search it can stop.
+    import regex
+
+    flags = (regex.IGNORECASE if p.ignore_case else 0) | (regex.MULTILINE if p.multiline else 0)
     try:
-        pattern = re.compile(p.value, flags)
-    except re.error as exc:
-        raise AssertionProblem("value", f"invalid regular expression {p.value!r}: {exc}") from None
+        pattern = regex.compile(p.value, flags | regex.VERSION0)
+    except Exception as exc:  # regex.error, and RecursionError/OverflowError on huge patterns
+        raise AssertionProblem("value", f"invalid regular expression {_short(p.value)}: {type(exc).__name__}: {exc}") from None
 
     def check(view: CaseView) -> Outcome:
-        match = pattern.search(view.output)
+        try:
+            match = pattern.search(view.output, timeout=REGEX_SECONDS)
+        except TimeoutError:
+            raise CaseInputError(
+                f"{view.source}: field 'value': the regular expression {_short(p.value)} took over {REGEX_SECONDS:g} s "
+                "on this answer (a pattern that backtracks catastrophically, such as nested "
+                "repeats); simplify it"
+            ) from None
         if match is None:
             return yes_no(False, f"no match of /{p.value}/ in the answer")
         return yes_no(True, f"/{p.value}/ matches {_short(match.group(0))}", match=match.group(0))
@@ -183,12 +197,31 @@ def _starts_with(p: StartsWithParams) -> Check:
     return check
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
 def parse_json_answer(output: str) -> tuple[bool, Any, str]:
-    """(parsed, value, problem) for the answer read as one JSON document."""
+    """(parsed, value, problem) for the answer read as one JSON document (RFC 8259:
+    Python's reader also takes NaN and Infinity, which no other JSON reader does)."""
     try:
-        return True, json.loads(output), ""
-    except ValueError as exc:
+        return True, json.loads(output, parse_constant=_no_constant), ""
+    except (ValueError, RecursionError) as exc:
         return False, None, f"the answer is not JSON: {exc}"
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values by JSON's types: true is not 1, 1 is 1.0, objects and
+    arrays compare member by member (Python's == says True == 1)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 def _is_json(p: JsonParams) -> Check:
