@@ -176,7 +176,11 @@ class BertScore(ReferenceMetric):
                 model_type=model,
                 num_layers=layers,
                 batch_size=p.batch_size,
-                nthreads=p.nthreads,
+                # bert_score counts idf tokens in a fork()ed Pool when nthreads > 0; this
+                # process runs threads (the event loop, servers, torch), and a child forked
+                # while one of them holds a lock can hang for ever. Counted in this process:
+                # the same counts, no fork.
+                nthreads=0,
                 all_layers=False,
                 idf=p.idf,
                 idf_sents=list(self.idf_sentences) if p.idf else None,
