@@ -8,7 +8,6 @@ Plain and under ``-n 2``, on the 60 records the example suite ships.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "eval_suites" / "halueval.eval.yaml"
-SAMPLE = REPO / "eval_suites" / "data" / "halueval"
+DATA_DIR = REPO.parent / "shared" / "data" / "halueval"
 WORKERS = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
 
 
-def copy_suite(pytester: pytest.Pytester, extra: str = "") -> None:
-    (pytester.path / "eval_suites" / "data").mkdir(parents=True)
-    (pytester.path / "eval_suites" / SUITE.name).write_text(SUITE.read_text(encoding="utf-8") + extra, encoding="utf-8")
-    shutil.copytree(SAMPLE, pytester.path / "eval_suites" / "data" / "halueval")
+def copy_suite(pytester: pytest.Pytester, sample: int = 60) -> None:
+    """The example suite, its data where ../shared puts it and its own ``sample``."""
+    text = SUITE.read_text(encoding="utf-8").replace("../../shared/data/halueval", str(DATA_DIR))
+    text = text.replace("sample: 60\n", f"sample: {sample}\n")
+    (pytester.path / "eval_suites").mkdir(parents=True)
+    (pytester.path / "eval_suites" / SUITE.name).write_text(text, encoding="utf-8")
 
 
 def run(pytester: pytest.Pytester, workers: list[str], *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
@@ -54,7 +55,7 @@ def test_a_command_line_sample_is_partial(pytester: pytest.Pytester, workers: li
 
 @WORKERS
 def test_the_suite_files_own_sample_is_its_population(pytester: pytest.Pytester, workers: list[str]) -> None:
-    copy_suite(pytester, "sample: 20\n")
+    copy_suite(pytester, sample=20)
     result, s = run(pytester, workers)
     assert s["cases"]["total"] == 20 and s["partial"] is False
     assert result.ret == (0 if s["passed"] else 1)

@@ -80,9 +80,9 @@ def test_halueval_compares_judge_models_per_task(pytester: pytest.Pytester) -> N
     paired test on the same items (the family's group field pairs ``qa.f1`` & co.)."""
     from pathlib import Path
 
-    data = Path(__file__).parents[2] / "eval_suites" / "data" / "halueval"
+    data = Path(__file__).parents[3] / "shared" / "data" / "halueval"
     (pytester.path / "h.eval.yaml").write_text(
-        f"task: halueval\ndata_dir: {data}\ntasks: [qa, dialogue, summarization, general]\nseed: 0\n"
+        f"task: halueval\ndata_dir: {data}\nsample: 60\ntasks: [qa, dialogue, summarization, general]\nseed: 0\n"
         "variants: [judge-a, judge-b]\n", encoding="utf-8")
     with FakeOpenAI(responder="model-yes-no") as server:
         result = pytester.runpytest(*endpoint(server, pytester.path, "--evals-json", "s.json"))
