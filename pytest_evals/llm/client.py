@@ -142,6 +142,8 @@ def resolve_transport(settings: LLMSettings) -> str:
     """The path ``--evals-transport`` names. ``auto``: aiohttp in this process. The
     helper process (``process``) is opt-in: in paired whole runs of 2,000 cases it was
     no faster (bench/bench_llm.py --transport-pair: process / aiohttp 1.03x, docs/llm.md)."""
+    if settings.provider == "bedrock":
+        return "bedrock"  # botocore's Converse call (transport/bedrock_transport.py)
     if settings.transport != "auto":
         return settings.transport
     return "aiohttp"
@@ -155,6 +157,10 @@ def make_transport(
     """The transport, created on the running loop (see the transport package).
     ``cache``: the process transport's helper applies its claims and stores."""
     kind = resolve_transport(settings)
+    if kind == "bedrock":
+        from pytest_evals.llm.transport.bedrock_transport import BedrockTransport
+
+        return BedrockTransport(settings)
     if kind == "process":
         from pytest_evals.llm.transport.process_transport import ProcessTransport
 
@@ -322,9 +328,10 @@ class LLMClient:
 
     def key_for(self, body: Mapping[str, Any], *, repeat: int = 0, attempt: int = 0) -> str:
         """Cache key: endpoint, body (model, messages, sampling, format, extras), repeat, attempt."""
-        return cache_key(
-            {"base_url": self.settings.base_url, "body": body, "repeat": repeat, "attempt": attempt}
-        )
+        fields = {"base_url": self.settings.base_url, "body": body, "repeat": repeat, "attempt": attempt}
+        if self.settings.provider != "openai":  # the same URL may serve either API
+            fields["provider"] = self.settings.provider
+        return cache_key(fields)
 
     async def chat(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evals.llm.settings import TRANSPORTS
+from pytest_evals.llm.settings import PROVIDERS, TRANSPORTS
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -18,7 +18,21 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-base-url",
         metavar="URL",
-        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (ini evals_base_url; env OPENAI_BASE_URL)",
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (ini evals_base_url; env "
+        "OPENAI_BASE_URL); with --evals-provider bedrock, an endpoint override of bedrock-runtime",
+    )
+    add(
+        "--evals-provider",
+        choices=PROVIDERS,
+        help="who answers: openai (any OpenAI-compatible endpoint, the default) or bedrock "
+        "(AWS Bedrock's Converse API through boto3, credentials from AWS's standard chain; "
+        "ini evals_provider)",
+    )
+    add(
+        "--evals-aws-region",
+        metavar="REGION",
+        help="AWS region of the bedrock provider (ini evals_aws_region; env "
+        "AWS_BEDROCK_REGION, AWS_REGION, AWS_DEFAULT_REGION, or the AWS profile's)",
     )
     add(
         "--evals-api-key-env",
@@ -106,6 +120,8 @@ def add_options(parser: pytest.Parser) -> None:
     ini = parser.addini
     ini("evals_model", "default model (see --evals-model)", default="")
     ini("evals_base_url", "OpenAI-compatible endpoint (see --evals-base-url)", default="")
+    ini("evals_provider", "openai or bedrock (see --evals-provider)", default="")
+    ini("evals_aws_region", "AWS region of the bedrock provider", default="")
     ini("evals_api_key_env", "environment variable holding the API key", default="")
     ini("evals_timeout", "seconds per request attempt", default="")
     ini("evals_max_retries", "retries per request", default="")

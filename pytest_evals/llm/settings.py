@@ -35,6 +35,10 @@ DEFAULT_MAX_BODY_BYTES = 16 * 2**20
 
 Transport = Literal["auto", "process", "openai", "aiohttp"]
 TRANSPORTS: tuple[str, ...] = ("auto", "process", "openai", "aiohttp")
+#: ``openai``: any OpenAI-compatible endpoint; ``bedrock``: AWS Bedrock's Converse API
+#: through botocore (llm/transport/bedrock_transport.py).
+Provider = Literal["openai", "bedrock"]
+PROVIDERS: tuple[str, ...] = ("openai", "bedrock")
 
 
 def default_cache_dir() -> Path:
@@ -67,6 +71,9 @@ class LLMSettings:
     dry_run: bool = False
     force_offline: bool = False
     transport: Transport = "auto"
+    provider: Provider = "openai"
+    #: The Bedrock provider's region (resolved by settings_from_config).
+    aws_region: str | None = None
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Largest response body read from the endpoint (an endless body must not fill memory).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -79,6 +86,18 @@ class LLMSettings:
             raise ValueError(
                 f"--evals-transport {self.transport!r}: choose one of {', '.join(TRANSPORTS)}"
             )
+        if self.provider not in PROVIDERS:
+            raise ValueError(
+                f"--evals-provider {self.provider!r}: choose one of {', '.join(PROVIDERS)}"
+            )
+        if self.provider == "bedrock":
+            if not self.aws_region:
+                raise ValueError("--evals-provider bedrock: no AWS region; set --evals-aws-region")
+            if self.transport != "auto":
+                raise ValueError(
+                    f"--evals-transport {self.transport}: only for the OpenAI-compatible "
+                    "provider; --evals-provider bedrock sends through botocore"
+                )
         if self.concurrency < 1:
             raise ValueError(f"--evals-concurrency must be at least 1, got {self.concurrency}")
         if self.timeout <= 0:
@@ -98,6 +117,8 @@ class LLMSettings:
     @property
     def base_url(self) -> str:
         """The endpoint without credentials: what is requested, keyed and shown."""
+        if self.provider == "bedrock" and not self.configured_base_url:
+            return f"https://bedrock-runtime.{self.aws_region}.amazonaws.com"
         return split_userinfo(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)[0].rstrip("/")
 
     @property
@@ -119,12 +140,16 @@ class LLMSettings:
     @property
     def offline(self) -> bool:
         """No endpoint configured (or forced): judges use the embedded local model."""
+        if self.provider == "bedrock":
+            return self.force_offline
         return self.force_offline or (not self.configured_base_url and not self.api_key)
 
     def public(self) -> dict[str, Any]:
         """What reports may show (never the key)."""
         return {
             "model": self.model,
+            "provider": self.provider,
+            "aws_region": self.aws_region,
             "base_url": None if self.offline else self.base_url,
             "api_key_env": self.api_key_env,
             "api_key_set": bool(self.api_key),
@@ -188,19 +213,29 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
     def pick(name: str, ini: bool = True) -> Any:
         return _pick(config, f"evals_{name}", f"evals_{name}" if ini else None)
 
+    workerinput = getattr(config, "workerinput", None)
+    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
+    extra: dict[str, Any] = {"run_id": str(run_id)} if run_id else {}
+
     def number(name: str, kind: type[int] | type[float], default: Any) -> Any:
         value = _optional_number(pick(name), kind, "--evals-" + name.replace("_", "-"))
         return default if value is None else value
 
     key_env = pick("api_key_env") or "OPENAI_API_KEY"
     key = os.environ.get(key_env) or ""
+    provider = str(pick("provider") or "openai").strip().lower()
     base_url = pick("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+    if provider == "bedrock":
+        from pytest_evals.llm import bedrock_session
+
+        # OPENAI_BASE_URL is the OpenAI path's: only an explicit URL overrides Bedrock's.
+        base_url = pick("base_url") or None
+        extra["aws_region"] = bedrock_session.resolve_region(pick("aws_region"))
+        if not (_bool(pick("offline") or False) or _bool(pick("dry_run", ini=False) or False)):
+            bedrock_session.check_credentials()
     temperature = pick("temperature")
     cache_dir = pick("cache_dir")
     cache = pick("cache")
-    workerinput = getattr(config, "workerinput", None)
-    run_id = workerinput.get("testrunuid") if isinstance(workerinput, dict) else None
-    extra: dict[str, Any] = {"run_id": str(run_id)} if run_id else {}
     return LLMSettings(
         model=pick("model") or DEFAULT_MODEL,
         configured_base_url=base_url,
@@ -221,6 +256,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         dry_run=_bool(pick("dry_run", ini=False) or False),
         force_offline=_bool(pick("offline") or False),
         transport=pick("transport") or "auto",
+        provider=provider,  # type: ignore[arg-type]  # checked by __post_init__
         max_body_bytes=_optional_number(
             _pick(config, "evals_max_response_bytes", "evals_max_response_bytes"),
             int,

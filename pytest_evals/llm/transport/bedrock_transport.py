@@ -1,0 +1,147 @@
+"""Sending one request to AWS Bedrock: botocore's ``bedrock-runtime`` Converse call.
+
+``--evals-provider bedrock`` selects this transport. Like the others it makes exactly
+one attempt and turns every failure into an :class:`~pytest_evals.llm.retry.AttemptError`
+(botocore's own retries are off), so the client's cache, concurrency limit, deadline,
+retries and redaction apply unchanged; :mod:`.bedrock_converse` maps the body and the
+errors (``ThrottlingException`` is a 429 to the client, ``ServiceUnavailableException``
+a 503).
+
+botocore is synchronous: each call runs on a thread of this transport's own pool (as
+many threads as ``--evals-concurrency``), and the event loop only awaits it. When the
+client's deadline cancels an attempt, its thread still ends within botocore's read
+timeout, which is the same ``--evals-timeout``. Requests are signed with SigV4 by
+botocore from the credentials of its standard chain; their values are registered with
+the redaction layer whenever botocore hands out new ones (refreshable credentials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from pytest_evals.llm.bedrock_session import CHAIN, _botocore_session, register_credentials
+from pytest_evals.llm.retry import AttemptError
+from pytest_evals.llm.settings import split_userinfo
+from pytest_evals.llm.transport.bedrock_converse import (
+    attempt_error,
+    completion_from_converse,
+    converse_request,
+)
+from pytest_evals.llm.transport.http_transport import Completion, malformed
+
+if TYPE_CHECKING:
+    from pytest_evals.llm.settings import LLMSettings
+
+SERVICE = "bedrock-runtime"
+
+
+class BedrockTransport:
+    cache_ops = None  # the client's ResponseCache applies claims and stores
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self._settings = settings
+        self._executor = ThreadPoolExecutor(
+            max_workers=settings.concurrency, thread_name_prefix="pytest-evals-bedrock"
+        )
+        self._client: Any = None
+        self._credentials: Any = None
+        self._starting: asyncio.Future[None] | None = None
+        self._seen: tuple[str, ...] = ()
+        self._lock = threading.Lock()
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        """botocore's client (loading the service model takes tens of milliseconds: on a
+        thread, started by the client's prepare() while pytest collects)."""
+        from botocore.config import Config
+
+        s = self._settings
+        session = _botocore_session()
+        credentials = session.get_credentials()
+        if credentials is None:
+            raise AttemptError(f"no AWS credentials found (standard chain: {CHAIN})", retryable=False)
+        config = Config(
+            # One attempt: the client retries, with its own backoff and throttling rules.
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            connect_timeout=min(s.timeout, 10.0),
+            read_timeout=s.timeout,
+            max_pool_connections=max(10, s.concurrency),
+            user_agent_extra="pytest-evals",
+        )
+        endpoint = split_userinfo(s.configured_base_url)[0] if s.configured_base_url else None
+        self._client = session.create_client(
+            SERVICE, region_name=s.aws_region, endpoint_url=endpoint, config=config
+        )
+        self._credentials = credentials
+
+    async def start(self) -> None:
+        """Build botocore's client once (also called by the client before a request)."""
+        if self._client is not None:
+            return
+        if self._starting is None:
+            loop = asyncio.get_running_loop()
+            self._starting = loop.run_in_executor(self._executor, self._build)
+        await asyncio.shield(self._starting)
+
+    # -- one attempt ------------------------------------------------------------------------
+    async def send(self, body: dict[str, Any]) -> Completion:
+        try:
+            await self.start()
+        except AttemptError:
+            raise
+        except Exception as exc:
+            raise AttemptError(
+                f"the Bedrock client could not be created: {type(exc).__name__}: {exc}",
+                retryable=False,
+            ) from None
+        kwargs = converse_request(body)
+        model = str(body.get("model"))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._converse, kwargs, model)
+
+    def _register(self) -> None:
+        """Mask the credentials botocore signs with now (refreshable ones change)."""
+        frozen = self._credentials.get_frozen_credentials()
+        values = (frozen.access_key, frozen.secret_key, frozen.token)
+        if values != self._seen:
+            with self._lock:
+                register_credentials(frozen)
+                self._seen = values
+
+    def _converse(self, kwargs: dict[str, Any], model: str) -> Completion:
+        from botocore import exceptions as bx
+        from botocore.parsers import ResponseParserError
+
+        try:
+            self._register()
+            data = self._client.converse(**kwargs)
+        except bx.ClientError as exc:
+            error = exc.response.get("Error") or {}
+            meta = exc.response.get("ResponseMetadata") or {}
+            raise attempt_error(
+                str(error.get("Code") or "ClientError"),
+                str(error.get("Message") or ""),
+                meta.get("HTTPStatusCode"),
+                model,
+            ) from None
+        except (bx.NoCredentialsError, bx.PartialCredentialsError, bx.CredentialRetrievalError,
+                bx.TokenRetrievalError) as exc:
+            raise AttemptError(
+                f"AWS credentials: {exc} (standard chain: {CHAIN})", retryable=False
+            ) from None
+        except (bx.ConnectionError, bx.HTTPClientError) as exc:
+            raise AttemptError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
+        except ResponseParserError as exc:
+            raise malformed(f"{type(exc).__name__}: {exc}") from None
+        except bx.ParamValidationError as exc:
+            raise AttemptError(f"invalid Converse request: {exc}", retryable=False) from None
+        return completion_from_converse(data, model)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
