@@ -10,7 +10,7 @@ set, and never keeps the header or any part of it.
 
 Scripted faults, per distinct request body (so retries of one request see them in
 order): ``throttle_first`` 429 ``ThrottlingException``s, then ``unavailable_first`` 503
-``ServiceUnavailableException``s, then ``fail_first`` errors of ``fail_code``; plus
+``ServiceUnavailableException``s, then ``fail_first`` errors of ``fail_code`` saying ``fail_message``; plus
 ``latency``. ``known_models`` (when set) makes any other model id a 400
 ``ValidationException`` as Bedrock sends for an invalid model identifier.
 
@@ -69,6 +69,7 @@ class BedrockConfig:
     #: ...then this many errors of ``fail_code`` (its status from ERROR_STATUS).
     fail_first: int = 0
     fail_code: str = "InternalServerException"
+    fail_message: str = "The fake failed as scripted."
     #: Model ids served (None: any); another id is Bedrock's 400 for an invalid model.
     known_models: list[str] | None = None
     #: When set, the SigV4 credential scope must name this access key id (else 403
@@ -199,7 +200,7 @@ class FakeBedrockApp:
             return self._record(entry, "unavailable", self.error(
                 "ServiceUnavailableException", "Bedrock is unable to process your request."))
         if attempt <= cfg.throttle_first + cfg.unavailable_first + cfg.fail_first:
-            return self._record(entry, cfg.fail_code, self.error(cfg.fail_code, "The fake failed as scripted."))
+            return self._record(entry, cfg.fail_code, self.error(cfg.fail_code, cfg.fail_message))
         try:
             reply = reply_text(self.responder()(view))
         except Exception as exc:  # a broken responder is a server error, not a crash
