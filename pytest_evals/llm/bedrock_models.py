@@ -1,23 +1,33 @@
 """Model names the Bedrock provider accepts besides Bedrock's own model ids.
 
-Any Bedrock model id or inference profile id is sent as it is (GOV.UK's judge models,
-``eu.amazon.nova-micro-v1:0``, ``openai.gpt-oss-120b-1:0``, are such ids). GOV.UK Chat
-names its generation models by key (``claude_generation_model: claude_sonnet_4_0``,
-passed to it as ``BEDROCK_CLAUDE_*_MODEL``); its own table maps each key to an id, and
-the same keys are accepted here so a suite can say either.
+Any Bedrock model id or inference profile id (``eu.amazon.nova-pro-v1:0``,
+``openai.gpt-oss-120b-1:0``) is sent as it is. A project that names its models by key
+(an application's own table, ``claude_sonnet_4_0 -> eu.anthropic.claude-sonnet-4-...``)
+lists its keys in the ini key ``evals_bedrock_models`` (``KEY=MODEL_ID`` lines), and
+suites and ``--evals-model`` may then say either. The id a key stands for is part of
+the cache key (LLMSettings.key_fields), so changing the table never reuses an answer of
+the model it named before.
 """
 
 from __future__ import annotations
 
-#: GOV.UK Chat's model keys and the Bedrock ids its table maps them to.
-GOVUK_MODEL_KEYS: dict[str, str] = {
-    "claude_sonnet_4_0": "eu.anthropic.claude-sonnet-4-20250514-v1:0",
-    "claude_sonnet_4_6": "eu.anthropic.claude-sonnet-4-6",
-    "claude_haiku_4_5": "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "openai_gpt_oss_120b": "openai.gpt-oss-120b-1:0",
-}
+from collections.abc import Iterable, Mapping
 
 
-def model_id(name: str) -> str:
+def parse_model_aliases(lines: Iterable[str]) -> dict[str, str]:
+    """``KEY=MODEL_ID`` lines -> {key: id}; a malformed line is a ValueError naming it."""
+    aliases: dict[str, str] = {}
+    for line in lines:
+        text = str(line).strip()
+        if not text or text.startswith("#"):
+            continue
+        key, sep, value = (part.strip() for part in text.partition("="))
+        if not sep or not key or not value:
+            raise ValueError(f"evals_bedrock_models {text!r}: expected KEY=MODEL_ID")
+        aliases[key] = value
+    return aliases
+
+
+def model_id(name: str, aliases: Mapping[str, str] | None = None) -> str:
     """The id sent as Converse's ``modelId``."""
-    return GOVUK_MODEL_KEYS.get(name, name)
+    return aliases.get(name, name) if aliases else name

@@ -122,6 +122,8 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_base_url", "OpenAI-compatible endpoint (see --evals-base-url)", default="")
     ini("evals_provider", "openai or bedrock (see --evals-provider)", default="")
     ini("evals_aws_region", "AWS region of the bedrock provider", default="")
+    ini("evals_bedrock_models", "KEY=MODEL_ID lines: model keys the bedrock provider accepts",
+        type="linelist", default=[])
     ini("evals_api_key_env", "environment variable holding the API key", default="")
     ini("evals_timeout", "seconds per request attempt", default="")
     ini("evals_max_retries", "retries per request", default="")

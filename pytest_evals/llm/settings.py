@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
+from pytest_evals.llm.bedrock_models import parse_model_aliases
 from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table
 from pytest_evals.llm.secret import Secret
 
@@ -74,6 +76,9 @@ class LLMSettings:
     provider: Provider = "openai"
     #: The Bedrock provider's region (resolved by settings_from_config).
     aws_region: str | None = None
+    #: Model keys the Bedrock provider accepts, and the ids they stand for (ini
+    #: evals_bedrock_models).
+    bedrock_models: dict[str, str] = field(default_factory=dict)
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Largest response body read from the endpoint (an endless body must not fill memory).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -143,6 +148,17 @@ class LLMSettings:
         if self.provider == "bedrock":
             return self.force_offline
         return self.force_offline or (not self.configured_base_url and not self.api_key)
+
+    def key_fields(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """What the cache key holds besides the endpoint and the body: for Bedrock the
+        provider (one URL may serve either API) and the id a model key stands for."""
+        if self.provider == "openai":
+            return {}
+        fields: dict[str, Any] = {"provider": self.provider}
+        model = str(body.get("model"))
+        if model in self.bedrock_models:
+            fields["model_id"] = self.bedrock_models[model]
+        return fields
 
     def public(self) -> dict[str, Any]:
         """What reports may show (never the key)."""
@@ -231,6 +247,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         # OPENAI_BASE_URL is the OpenAI path's: only an explicit URL overrides Bedrock's.
         base_url = pick("base_url") or None
         extra["aws_region"] = bedrock_session.resolve_region(pick("aws_region"))
+        extra["bedrock_models"] = parse_model_aliases(_ini_lines(config, "evals_bedrock_models"))
         if not (_bool(pick("offline") or False) or _bool(pick("dry_run", ini=False) or False)):
             bedrock_session.check_credentials()
     temperature = pick("temperature")

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_evals.hardening import redaction
 from pytest_evals.llm import LLMClient, LLMError, LLMSettings
+from pytest_evals.llm.bedrock_models import parse_model_aliases
 from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.retry import AttemptError
 from pytest_evals.llm.transport.bedrock_converse import (
@@ -74,12 +75,22 @@ def test_request_maps_system_messages_and_inference_config() -> None:
     }
 
 
-def test_govuk_model_keys_become_bedrock_ids() -> None:
-    kwargs = converse_request({"model": "claude_sonnet_4_0", "messages": [{"role": "user", "content": "x"}]})
+GOVUK_KEYS = {"claude_sonnet_4_0": "eu.anthropic.claude-sonnet-4-20250514-v1:0"}
+
+
+def test_model_keys_become_bedrock_ids() -> None:
+    kwargs = converse_request({"model": "claude_sonnet_4_0", "messages": [{"role": "user", "content": "x"}]}, GOVUK_KEYS)
     assert kwargs["modelId"] == "eu.anthropic.claude-sonnet-4-20250514-v1:0"
-    # their judge models are ids already and go as they are
+    # GOV.UK's judge models are ids already and go as they are
     for judge in ("eu.amazon.nova-micro-v1:0", "openai.gpt-oss-120b-1:0"):
-        assert converse_request({"model": judge, "messages": []})["modelId"] == judge
+        assert converse_request({"model": judge, "messages": []}, GOVUK_KEYS)["modelId"] == judge
+
+
+@pytest.mark.parametrize("line", ["claude_sonnet_4_0", "=id", "key=", "key = "])
+def test_a_bad_model_key_line_names_the_ini_key(line: str) -> None:
+    with pytest.raises(ValueError, match=r"evals_bedrock_models .*expected KEY=MODEL_ID"):
+        parse_model_aliases([line])
+    assert parse_model_aliases(["# GOV.UK Chat's keys", "", " a = b:0 "]) == {"a": "b:0"}
 
 
 @pytest.mark.parametrize(
@@ -110,7 +121,8 @@ def test_reply_text_usage_and_stop_reason() -> None:
     assert completion.finish_reason == "length"
     assert completion.model == MODEL
     assert completion_from_converse({**data, "stopReason": "end_turn"}, MODEL).finish_reason == "stop"
-    assert completion_from_converse({**data, "stopReason": "guardrail_intervened"}, MODEL).finish_reason == "content_filter"
+    assert completion_from_converse({**data, "stopReason": "content_filtered"}, MODEL).finish_reason == "content_filter"
+    assert completion_from_converse({**data, "stopReason": "new_reason"}, MODEL).finish_reason == "new_reason"
 
 
 @pytest.mark.parametrize("data", [[], {"output": {}}, {"output": {"message": {"content": "text"}}}])
@@ -182,6 +194,18 @@ def test_the_cache_key_tells_bedrock_from_an_openai_endpoint_at_the_same_url(
     assert ours != openai_path
     other_region = make_bedrock_client(configured_base_url=None, aws_region="us-east-1").key_for(body)
     assert other_region != make_bedrock_client(configured_base_url=None).key_for(body)
+    # a model key is keyed with the id it stands for: a changed table asks again
+    keyed = {"model": "judge", "messages": body["messages"]}
+    nova = make_bedrock_client(bedrock_models={"judge": MODEL}).key_for(keyed)
+    micro = make_bedrock_client(bedrock_models={"judge": "eu.amazon.nova-micro-v1:0"}).key_for(keyed)
+    assert nova != micro
+
+
+def test_a_model_key_is_sent_as_its_id(bedrock: FakeBedrock, make_bedrock_client: Callable[..., LLMClient]) -> None:
+    bedrock.configure(known_models=[MODEL])
+    reply = make_bedrock_client(model="judge", bedrock_models={"judge": MODEL}).chat_sync("hi")
+    assert reply.text == f"[{MODEL}] hi"
+    assert [e["model"] for e in bedrock.log()] == [MODEL]
 
 
 def test_throttling_and_unavailable_are_retried_and_shrink_concurrency(

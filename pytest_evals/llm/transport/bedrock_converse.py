@@ -3,7 +3,8 @@
 The client builds, keys and caches one body shape for every provider; only the Bedrock
 transport (:mod:`.bedrock_transport`) sees Converse. Mapping:
 
-- ``model`` -> ``modelId`` (GOV.UK Chat's model keys accepted, llm/bedrock_models.py);
+- ``model`` -> ``modelId`` (the keys of ``evals_bedrock_models`` accepted,
+  llm/bedrock_models.py);
 - ``system``/``developer`` messages -> ``system``; ``user``/``assistant`` messages ->
   ``messages`` with text content blocks (consecutive messages of one role are merged:
   Converse wants the roles to alternate);
@@ -40,7 +41,6 @@ FINISH_REASONS = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "content_filtered": "content_filter",
-    "guardrail_intervened": "content_filter",
     "tool_use": "tool_calls",
 }
 
@@ -96,8 +96,9 @@ def _text(content: Any, where: str) -> str:
     return str(content)
 
 
-def converse_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``client.converse`` for one body."""
+def converse_request(body: Mapping[str, Any], aliases: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The keyword arguments of ``client.converse`` for one body (``aliases``: model
+    keys and the ids they stand for)."""
     system: list[dict[str, str]] = []
     messages: list[dict[str, Any]] = []
     for i, message in enumerate(body.get("messages") or []):
@@ -112,7 +113,7 @@ def converse_request(body: Mapping[str, Any]) -> dict[str, Any]:
             messages[-1]["content"].append({"text": text})
         else:
             messages.append({"role": role, "content": [{"text": text}]})
-    kwargs: dict[str, Any] = {"modelId": model_id(str(body.get("model"))), "messages": messages}
+    kwargs: dict[str, Any] = {"modelId": model_id(str(body.get("model")), aliases), "messages": messages}
     if system:
         kwargs["system"] = system
     inference: dict[str, Any] = {}

@@ -97,7 +97,7 @@ class BedrockTransport:
                 f"the Bedrock client could not be created: {type(exc).__name__}: {exc}",
                 retryable=False,
             ) from None
-        kwargs = converse_request(body)
+        kwargs = converse_request(body, self._settings.bedrock_models)
         model = str(body.get("model"))
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._converse, kwargs, model)
