@@ -202,3 +202,31 @@ def test_region_from_govuks_variable_and_the_profile(pytester: pytest.Pytester, 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
     result.stdout.fnmatch_lines(["*REGION ap-southeast-2 https://bedrock-runtime.ap-southeast-2.amazonaws.com*"])
     assert not [c for c in CREDENTIALS if c in result.stdout.str()]
+
+
+def test_a_model_target_generates_through_bedrock_with_a_model_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seal_aws(monkeypatch, tmp_path)
+    generator = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+    def answer(request: dict[str, Any]) -> str:
+        system, question = request["messages"][0]["content"], request["messages"][-1]["content"]
+        return f"{system} Refund for {question}"
+
+    cases = [{"id": f"q{i}", "question": f"order {i}?"} for i in range(3)]
+    (pytester.path / "answers.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    suite = {"task": "assertions", "input_path": "answers.jsonl", "generate": True,
+             "target": {"model": "claude_haiku_4_5", "system_prompt": "Support:"},
+             "assert": [{"type": "contains", "value": "Support: Refund for order"}]}
+    (pytester.path / "answers.eval.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    pytester.makeini(f"[pytest]\nevals_provider = bedrock\nevals_bedrock_models =\n    claude_haiku_4_5 = {generator}\n")
+    with FakeBedrock(responder=answer, require_access_key=ACCESS_KEY, known_models=[generator]) as fake:
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-aws-region", "eu-west-1",
+                                               "--evals-base-url", fake.endpoint_url, "--evals-cache-dir", "cache",
+                                               "--evals-json", "s.json")
+        assert result.ret == 0, result.stdout.str()[-3000:]
+        assert [e["model"] for e in fake.log()] == [generator] * 3
+        assert fake.stats()["signed"] == 3
+    summary = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))
+    assert summary["llm"]["requests"] == 3 and summary["suites"][0]["cases"]["passed"] == 3
