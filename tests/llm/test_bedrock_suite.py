@@ -165,12 +165,18 @@ def test_unknown_model_is_a_case_error_naming_the_setting(pytester: pytest.Pytes
     assert fake.stats()["received"] == N_CASES  # not retried
 
 
+BEDROCK = ["--evals-provider", "bedrock"]
+REGION = ["--evals-aws-region", "eu-west-1"]
+
+
 @pytest.mark.parametrize(
     "drop, args, message",
     [
-        ("region", [], "*--evals-provider bedrock: no AWS region; set --evals-aws-region (ini evals_aws_region)*"),
-        ("credentials", ["--evals-aws-region", "eu-west-1"], "*--evals-provider bedrock: no AWS credentials found*AWS_ACCESS_KEY_ID*"),
-        ("", ["--evals-aws-region", "eu-west-1", "--evals-transport", "process"], "*--evals-transport process: only for the OpenAI-compatible provider*"),
+        ("region", BEDROCK, "*--evals-provider bedrock: no AWS region; set --evals-aws-region (ini evals_aws_region)*"),
+        ("credentials", [*BEDROCK, *REGION], "*--evals-provider bedrock: no AWS credentials found*AWS_ACCESS_KEY_ID*"),
+        ("", [*BEDROCK, *REGION, "--evals-transport", "process"], "*--evals-transport process: only for the OpenAI-compatible provider*"),
+        ("", [*BEDROCK, *REGION, "-o", "evals_bedrock_models=broken"], "*evals_bedrock_models 'broken': expected KEY=MODEL_ID*"),
+        ("", [*REGION, "-o", "evals_provider=bedrok"], "*--evals-provider 'bedrok': choose one of openai, bedrock*"),
     ],
 )
 def test_bad_configuration_is_a_usage_error_naming_the_setting(
@@ -178,7 +184,7 @@ def test_bad_configuration_is_a_usage_error_naming_the_setting(
 ) -> None:
     seal_aws(monkeypatch, tmp_path, credentials=drop != "credentials")
     write_rag_suite(pytester)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-provider", "bedrock", *args)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 

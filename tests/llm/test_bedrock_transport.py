@@ -316,3 +316,23 @@ def test_the_fake_refuses_unsigned_requests(bedrock: FakeBedrock) -> None:
     assert info.value.headers["x-amzn-ErrorType"].startswith("MissingAuthenticationTokenException")
     assert bedrock.log()[-1] == {**bedrock.log()[-1], "outcome": "unsigned", "signed": False}
     assert not any("Authorization" in entry or "authorization" in entry for entry in bedrock.log())
+
+
+def test_without_boto3_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from pytest_evals.llm import bedrock_session
+
+    monkeypatch.setitem(sys.modules, "botocore.session", None)  # as if not installed
+    with pytest.raises(ValueError, match=r"--evals-provider bedrock needs AWS's SDK: pip install 'pytest-evals\[bedrock\]'"):
+        bedrock_session.check_credentials()
+
+
+def test_settings_refuse_a_bedrock_provider_without_a_region_and_an_unknown_provider() -> None:
+    with pytest.raises(ValueError, match="--evals-provider bedrock: no AWS region"):
+        LLMSettings(provider="bedrock")
+    with pytest.raises(ValueError, match="--evals-provider 'bedrok': choose one of openai, bedrock"):
+        LLMSettings(provider="bedrok")  # type: ignore[arg-type]
+    s = LLMSettings(provider="bedrock", aws_region="eu-west-1")
+    assert not s.offline and s.base_url == "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    assert LLMSettings(provider="bedrock", aws_region="eu-west-1", force_offline=True).offline
