@@ -10,7 +10,8 @@ set, and never keeps the header or any part of it.
 
 Scripted faults, per distinct request body (so retries of one request see them in
 order): ``throttle_first`` 429 ``ThrottlingException``s, then ``unavailable_first`` 503
-``ServiceUnavailableException``s, then ``fail_first`` errors of ``fail_code`` saying ``fail_message``; plus
+``ServiceUnavailableException``s, then ``fail_first`` errors of ``fail_code`` saying ``fail_message``, then
+``malformed_first`` 200 replies that are not JSON; plus
 ``latency``. ``known_models`` (when set) makes any other model id a 400
 ``ValidationException`` as Bedrock sends for an invalid model identifier.
 
@@ -70,6 +71,8 @@ class BedrockConfig:
     fail_first: int = 0
     fail_code: str = "InternalServerException"
     fail_message: str = "The fake failed as scripted."
+    #: ...then this many 200 replies whose body is not JSON (an HTML error page).
+    malformed_first: int = 0
     #: Model ids served (None: any); another id is Bedrock's 400 for an invalid model.
     known_models: list[str] | None = None
     #: When set, the SigV4 credential scope must name this access key id (else 403
@@ -201,6 +204,9 @@ class FakeBedrockApp:
                 "ServiceUnavailableException", "Bedrock is unable to process your request."))
         if attempt <= cfg.throttle_first + cfg.unavailable_first + cfg.fail_first:
             return self._record(entry, cfg.fail_code, self.error(cfg.fail_code, cfg.fail_message))
+        if attempt <= cfg.throttle_first + cfg.unavailable_first + cfg.fail_first + cfg.malformed_first:
+            return self._record(entry, "malformed", web.Response(
+                text="<html><body>502 Bad Gateway</body></html>", content_type="application/json"))
         try:
             reply = reply_text(self.responder()(view))
         except Exception as exc:  # a broken responder is a server error, not a crash

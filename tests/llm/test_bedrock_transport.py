@@ -336,3 +336,22 @@ def test_settings_refuse_a_bedrock_provider_without_a_region_and_an_unknown_prov
     s = LLMSettings(provider="bedrock", aws_region="eu-west-1")
     assert not s.offline and s.base_url == "https://bedrock-runtime.eu-west-1.amazonaws.com"
     assert LLMSettings(provider="bedrock", aws_region="eu-west-1", force_offline=True).offline
+
+
+def test_a_body_that_is_not_json_is_retried(bedrock: FakeBedrock, make_bedrock_client: Callable[..., LLMClient]) -> None:
+    bedrock.configure(malformed_first=2)
+    client = make_bedrock_client()
+    assert client.chat_sync("parse me").text == f"[{MODEL}] parse me"
+    assert bedrock.stats()["outcomes"] == {"malformed": 2, "ok": 1}
+    assert (client.stats.retries, client.stats.throttled) == (2, 0)
+
+
+def test_a_refused_connection_is_retried_then_an_error(make_bedrock_client: Callable[..., LLMClient]) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = make_bedrock_client(configured_base_url=f"http://127.0.0.1:{port}", max_retries=1)
+    with pytest.raises(LLMError, match="failed after 2 attempts: connection error: EndpointConnectionError"):
+        client.chat_sync("anyone?")
