@@ -29,6 +29,7 @@ from pytest_evals.llm.transport.bedrock_converse import (
 from pytest_evals.testing.fake_bedrock import FakeBedrock
 
 from .bedrock_fixtures import (
+    ACCESS_KEY,
     CREDENTIALS,
     MODEL,
     SECRET_KEY,
@@ -355,3 +356,21 @@ def test_a_refused_connection_is_retried_then_an_error(make_bedrock_client: Call
     client = make_bedrock_client(configured_base_url=f"http://127.0.0.1:{port}", max_retries=1)
     with pytest.raises(LLMError, match="failed after 2 attempts: connection error: EndpointConnectionError"):
         client.chat_sync("anyone?")
+
+
+def test_a_credential_quoted_by_the_server_or_the_model_is_masked(
+    bedrock: FakeBedrock, make_bedrock_client: Callable[..., LLMClient], tmp_path: Path
+) -> None:
+    bedrock.configure(responder=lambda request: f"your secret is {SECRET_KEY} and token {SESSION_TOKEN}")
+    client = make_bedrock_client()
+    reply = client.chat_sync("leak it")
+    assert reply.text == "your secret is *** and token ***"
+    bedrock.configure(fail_first=1, fail_code="AccessDeniedException",
+                      fail_message=f"User {ACCESS_KEY} is not authorized")
+    with pytest.raises(LLMError) as info:
+        client.chat_sync("denied")
+    assert "User *** is not authorized" in str(info.value)
+    client.close()
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert b"your secret is ***" in stored  # the answer as stored: readable, masked
+    assert not [c for c in CREDENTIALS if c.encode() in stored]
