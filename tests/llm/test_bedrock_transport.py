@@ -374,3 +374,9 @@ def test_a_credential_quoted_by_the_server_or_the_model_is_masked(
     stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
     assert b"your secret is ***" in stored  # the answer as stored: readable, masked
     assert not [c for c in CREDENTIALS if c.encode() in stored]
+
+
+def test_an_inference_profile_arn_is_a_model_id(bedrock: FakeBedrock, make_bedrock_client: Callable[..., LLMClient]) -> None:
+    arn = f"arn:aws:bedrock:eu-west-1:123456789012:inference-profile/{MODEL}"
+    bedrock.configure(known_models=[arn])
+    assert make_bedrock_client(model=arn).chat_sync("hi").text == f"[{arn}] hi"
