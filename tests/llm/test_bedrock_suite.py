@@ -236,3 +236,19 @@ def test_a_model_target_generates_through_bedrock_with_a_model_key(
         assert fake.stats()["signed"] == 3
     summary = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))
     assert summary["llm"]["requests"] == 3 and summary["suites"][0]["cases"]["passed"] == 3
+
+
+def test_a_metric_names_its_bedrock_judge_as_govuks_configs_do(pytester: pytest.Pytester, fake: FakeBedrock) -> None:
+    nova_micro = "eu.amazon.nova-micro-v1:0"  # one of GOV.UK's judge models
+    fake.configure(known_models=[nova_micro])
+    write_rag_suite(pytester)
+    suite = yaml.safe_load((pytester.path / "rag.eval.yaml").read_text(encoding="utf-8"))
+    suite["metrics"] = [{"name": "relevance", "threshold": 0.5, "model": nova_micro, "temperature": 0.0}]
+    (pytester.path / "rag.eval.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-provider", "bedrock",
+                                           "--evals-aws-region", "eu-west-1", "--evals-base-url", fake.endpoint_url,
+                                           "--evals-json", "s.json")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert {e["model"] for e in fake.log()} == {nova_micro} and fake.stats()["answered"] == N_CASES
+    mean = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))["suites"][0]["metrics"]["relevance"]["mean"]
+    assert mean["value"] == pytest.approx(EXPECTED_MEAN)
