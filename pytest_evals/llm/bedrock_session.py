@@ -29,7 +29,7 @@ CHAIN = (
 )
 
 
-def _botocore_session(profile: str | None = None) -> Any:
+def botocore_session(profile: str | None = None) -> Any:
     try:
         import botocore.session
     except ImportError:
@@ -45,7 +45,7 @@ def resolve_region(explicit: str | None) -> str:
         value = os.environ.get(name, "").strip()
         if value:
             return value
-    region = _botocore_session().get_config_variable("region")
+    region = botocore_session().get_config_variable("region")
     if region:
         return str(region)
     raise ValueError(
@@ -67,7 +67,7 @@ def register_credentials(credentials: Any) -> tuple[str, ...]:
 def check_credentials() -> None:
     """Fail now, naming the chain, when botocore finds no credentials (a run whose every
     judge call would fail the same way). Their values are registered for redaction."""
-    session = _botocore_session()
+    session = botocore_session()
     try:
         found = session.get_credentials()
         frozen = found.get_frozen_credentials() if found is not None else None

@@ -380,3 +380,31 @@ def test_an_inference_profile_arn_is_a_model_id(bedrock: FakeBedrock, make_bedro
     arn = f"arn:aws:bedrock:eu-west-1:123456789012:inference-profile/{MODEL}"
     bedrock.configure(known_models=[arn])
     assert make_bedrock_client(model=arn).chat_sync("hi").text == f"[{arn}] hi"
+
+
+def test_a_reply_past_the_body_cap_is_refused_not_retried(
+    bedrock: FakeBedrock, make_bedrock_client: Callable[..., LLMClient]
+) -> None:
+    bedrock.configure(responder=lambda request: "x" * 300_000)
+    client = make_bedrock_client(max_body_bytes=100_000)
+    with pytest.raises(LLMError, match=r"response body larger than 100000 bytes \(evals_max_response_bytes\)"):
+        client.chat_sync("a long one")
+    assert bedrock.stats()["received"] == 1
+    assert make_bedrock_client().chat_sync("a long one").text == "x" * 300_000  # under the default cap
+
+
+def test_a_body_that_grows_past_the_cap_stops_being_read() -> None:
+    from pytest_evals.llm.transport.bedrock_transport import _CappedRaw
+    from pytest_evals.llm.transport.http_transport import BodyTooLarge
+
+    class Endless:
+        status = 200
+
+        def stream(self, amt: int = 1024) -> Iterator[bytes]:
+            while True:  # a server that never ends its body
+                yield b"y" * amt
+
+    raw = _CappedRaw(Endless(), 10_000)
+    with pytest.raises(BodyTooLarge):
+        b"".join(raw.stream())
+    assert raw.status == 200  # everything else is the raw response's

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from pytest_evals.llm.bedrock_session import CHAIN, _botocore_session, register_credentials
+from pytest_evals.llm.bedrock_session import CHAIN, botocore_session, register_credentials
 from pytest_evals.llm.retry import AttemptError
 from pytest_evals.llm.settings import split_userinfo
 from pytest_evals.llm.transport.bedrock_converse import (
@@ -30,7 +31,12 @@ from pytest_evals.llm.transport.bedrock_converse import (
     completion_from_converse,
     converse_request,
 )
-from pytest_evals.llm.transport.http_transport import Completion, malformed
+from pytest_evals.llm.transport.http_transport import (
+    BodyTooLarge,
+    Completion,
+    check_length,
+    malformed,
+)
 
 if TYPE_CHECKING:
     from pytest_evals.llm.settings import LLMSettings
@@ -59,7 +65,7 @@ class BedrockTransport:
         from botocore.config import Config
 
         s = self._settings
-        session = _botocore_session()
+        session = botocore_session()
         credentials = session.get_credentials()
         if credentials is None:
             raise AttemptError(f"no AWS credentials found (standard chain: {CHAIN})", retryable=False)
@@ -72,9 +78,11 @@ class BedrockTransport:
             user_agent_extra="pytest-evals",
         )
         endpoint = split_userinfo(s.configured_base_url)[0] if s.configured_base_url else None
-        self._client = session.create_client(
+        client = session.create_client(
             SERVICE, region_name=s.aws_region, endpoint_url=endpoint, config=config
         )
+        cap_response_bodies(client, s.max_body_bytes)
+        self._client = client
         self._credentials = credentials
 
     async def start(self) -> None:
@@ -134,6 +142,8 @@ class BedrockTransport:
             ) from None
         except (bx.ConnectionError, bx.HTTPClientError) as exc:
             raise AttemptError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
+        except BodyTooLarge as exc:
+            raise exc.attempt_error() from None
         except ResponseParserError as exc:
             raise malformed(f"{type(exc).__name__}: {exc}") from None
         except bx.ParamValidationError as exc:
@@ -145,3 +155,42 @@ class BedrockTransport:
         if client is not None:
             client.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class _CappedRaw:
+    """The HTTP response's raw stream, raising BodyTooLarge past ``limit`` bytes
+    (botocore reads a reply whole, through ``raw.stream()``)."""
+
+    def __init__(self, raw: Any, limit: int) -> None:
+        self._raw = raw
+        self._limit = limit
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
+        size = 0
+        for chunk in self._raw.stream(*args, **kwargs):
+            size += len(chunk)
+            if size > self._limit:
+                raise BodyTooLarge(self._limit)
+            yield chunk
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def cap_response_bodies(client: Any, limit: int) -> bool:
+    """Send through the client's own HTTP session from botocore's ``before-send`` event,
+    refusing a body announced or grown past ``limit`` (``evals_max_response_bytes``)
+    before it fills memory. botocore keeps its session on the endpoint, which it does not
+    document: with a botocore that has none there, bodies are not capped (False)."""
+    http = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    if http is None or not hasattr(http, "send"):
+        return False
+
+    def send(request: Any, **_: Any) -> Any:
+        response = http.send(request)
+        check_length(response.headers, limit)
+        response.raw = _CappedRaw(response.raw, limit)
+        return response
+
+    client.meta.events.register(f"before-send.{SERVICE}.Converse", send)
+    return True
