@@ -62,7 +62,7 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def run_raters(run: RunData) -> list[dict[str, str | None]]:
-    """Rater model names (with their first-given type) in order of first appearance."""
+    """Rater model names (with their first-given type) in order of first appearance; empty names left out."""
     seen: dict[str, str | None] = {}
     for seed in run.seeds:
         for record in seed.prompts:
@@ -70,7 +70,8 @@ def run_raters(run: RunData) -> list[dict[str, str | None]]:
                 for response in attack.responses:
                     for rating in response.ratings:
                         name = rating.rater.model_name
-                        if seen.get(name) is None:
+                        # rm-bias's viewer makes no column for an empty name (``if model_name``).
+                        if name and seen.get(name) is None:
                             seen[name] = rating.rater.rating_function_type
     return [{"name": n, "type": t} for n, t in seen.items()]
 
