@@ -211,14 +211,14 @@ def null_raw_count(run: RunData) -> int:
     )
 
 
-def _finite(value: Any) -> Any:
+def finite_json(value: Any) -> Any:
     """JSON data with NaN/Infinity (which Python's json writes) as null, for a strict page."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {str(k): finite_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite_json(v) for v in value]
     return value
 
 
@@ -227,7 +227,7 @@ def _score_part(score: Any) -> tuple[float | None, dict[str, Any] | None]:
         return None, None
     value = score.get("score")
     other = {k: v for k, v in score.items() if k != "score"}
-    return (_num(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None), _finite(other) or None
+    return (_num(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None), finite_json(other) or None
 
 
 def attribute_values(run: RunData) -> list[dict[str, Any]]:
@@ -245,10 +245,10 @@ def attribute_values(run: RunData) -> list[dict[str, Any]]:
                     ss, sx = _score_part(r.get("student_score"))
                     ts, tx = _score_part(r.get("teacher_score"))
                     roll.append({"u": user, "rw": str(r.get("rewritten_response", "")), "base": str(r.get("baseline_response", "")),
-                                 "ss": ss, "ts": ts, "sx": sx, "tx": tx, "pm": _finite(r.get("policy_model"))})
+                                 "ss": ss, "ts": ts, "sx": sx, "tx": tx, "pm": finite_json(r.get("policy_model"))})
             items.append({
                 "attr": rec.attribute, "sw": _num(rec.student_winrate), "tw": _num(rec.teacher_winrate),
-                "swc": _num(rec.student_computed), "twc": _num(rec.teacher_computed), "meta": _finite(rec.meta),
+                "swc": _num(rec.student_computed), "twc": _num(rec.teacher_computed), "meta": finite_json(rec.meta),
                 "prompts": len(rec.rollouts), "n": len(roll), "nulls": nulls, "roll": roll,
             })
         try:
