@@ -18,6 +18,7 @@ import pytest
 from pytest_evals.cli.main import main
 from pytest_evals.families.redteam.loader import find_runs, load_run_dir
 from pytest_evals.families.redteam.viewdata import build_payload
+from tests.browser_support import console_errors
 from tests.redteam import viewer_page as page
 
 
@@ -292,3 +293,44 @@ def test_the_command_without_stats_or_path(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "x.json").write_text("{broken", encoding="utf-8")
     assert main(["attribute-stats", str(tmp_path / "x.json")]) == 1
     assert "x.json: invalid JSON at line 1" in capsys.readouterr().err
+
+
+def test_the_page_shows_every_attribute_of_their_files(browser: Any, tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(5)
+    seeds = {i: seeded_attributes(rng, 12) for i in (0, 3)}
+    seeds[3][2]["teacher_winrate"] = 0.75  # stale: the page shows the recomputed value beside it
+    stale_name = seeds[3][2]["attribute"]
+    data = tmp_path / "data"
+    run = data / "recall" / "head"
+    their_save_attribute_stats(run, "plus", seeds)
+    (run / "final_stats" / "seed_9.json").write_text(json.dumps([{"attribute": "x", "rollouts": {"u": [{"baseline_response": "b"}]}}]), encoding="utf-8")
+    out = tmp_path / "viz.html"
+    assert main(["viz", str(data), "-o", str(out)]) == 0
+    page.open_viewer(browser, out.as_uri())
+    # the bad file is named with its field on the Overview
+    skipped = page.texts(browser, "#issues li")
+    assert len(skipped) == 1 and "seed_9.json" in skipped[0] and "field '[0].rollouts['u'][0].rewritten_response'" in skipped[0]
+    page.click(browser, "tab-attributes")
+    for index, seed_id in enumerate((0, 3)):
+        browser.execute_script(
+            "const s = document.getElementById('attr-seed-picker'); s.value = arguments[0]; s.dispatchEvent(new Event('change'));", str(index))
+        stored = json.loads((run / "final_stats" / f"seed_{seed_id}.json").read_text(encoding="utf-8"))
+        rows = page.rows(browser, "attributes-table")
+        # the table's preview collapses white space (the full text opens below it)
+        assert [r["attr"][0] for r in rows] == [" ".join(a["attribute"].split()) for a in stored]
+        for row, want in zip(rows, stored, strict=True):
+            for col, key, score in (("sw", "student_winrate", "student_score"), ("tw", "teacher_winrate", "teacher_score")):
+                assert row[col][0] == page.fmt(want[key])
+                scores = [r[score]["score"] for v in want["rollouts"].values() for r in v if r is not None and "score" in r.get(score, {})]
+                assert row[col + "c"][0] == page.fmt(their_winrate(scores))
+            assert row["prompts"][0] == str(len(want["rollouts"]))
+            assert row["n"][0] == str(sum(1 for v in want["rollouts"].values() for x in v if x is not None))
+    shown = page.rows(browser, "attributes-table")
+    at = [r["attr"][0] for r in shown].index(" ".join(stale_name.split()))
+    assert shown[at]["tw"][0] == "0.750" and shown[at]["twc"][0] != "0.750"
+    page.click_row(browser, "attributes-table", at)
+    detail = "\n".join(page.texts(browser, "#attribute-fulltext pre"))
+    assert "0.750000 (recomputed from the rollouts: " in detail
+    assert console_errors(browser) == []

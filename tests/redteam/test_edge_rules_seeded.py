@@ -248,3 +248,64 @@ def test_ours_differs_only_where_the_rules_say(tmp_path: Path) -> None:
                         seen["text read"] += isinstance(first["raw_score"], str)
                         seen["first of two"] += len(given) > 1 and x_o["raw"][i] != x_t["raw"][i]
     assert min(seen.values()) >= 2 and len(seen) == 4, seen
+
+
+def _cell(row: dict[str, tuple[str, str | None]], key: str, want: float | None) -> bool:
+    """A number cell shows N/A for None, else the value (data-value, full precision) rounded to 3 places."""
+    if key not in row:  # a rater with no value in this table gets no column
+        return want is None
+    text, value = row[key]
+    if want is None:
+        return text == "N/A" and value == ""
+    return value is not None and float(value) == pytest.approx(want, rel=1e-12, abs=1e-12) and abs(float(text) - want) <= 0.0005 + 1e-12
+
+
+def test_the_page_shows_their_numbers_for_every_prompt_attack_and_response(browser: Any, tmp_path: Path) -> None:
+    from pytest_evals.cli.main import main
+    from tests.browser_support import console_errors
+    from tests.redteam import viewer_page as page
+
+    written, _ = write_runs(tmp_path / "data")
+    out = tmp_path / "viz.html"
+    assert main(["viz", str(tmp_path / "data"), "-o", str(out)]) == 0
+    page.open_viewer(browser, out.as_uri())
+    shown = Counter[str]()
+    for r_index, run in enumerate(build_payload(load_data_dir(tmp_path / "data"))["runs"]):
+        names = [x["name"] for x in run["raters"]]
+        for s_index, seed in enumerate(run["seeds"]):
+            files = written[(run["runner"], run["name"], seed["id"])]
+            page.click(browser, "tab-overview")
+            page.click_row(browser, "runs-table", r_index)
+            page.click_row(browser, "seeds-table", s_index)
+            rows = page.rows(browser, "prompts-table")
+            # their Explore order: the file's mean_score, highest first
+            assert [float(r["fsort"][1] or "nan") for r in rows] == sorted((d.get("mean_score", 0) for d in files.values()), reverse=True)
+            for i, row in enumerate(rows):
+                page.click_row(browser, "prompts-table", i)
+                crumbs = page.texts(browser, "#prompt-detail .crumbs span")
+                assert crumbs[:2] == [run["id"], f"seed_{seed['id']}"]
+                h = crumbs[2]
+                data = files[h]
+                mean, std = ref.viewer_prompt_stats(data)
+                assert _cell(row, "mean", mean) and _cell(row, "std", std), data["system_prompt"]
+                attacks = page.rows(browser, "attacks-table")
+                assert len(attacks) == len(data["attacks"])
+                for j, (a_row, a_theirs) in enumerate(zip(attacks, data["attacks"], strict=True)):
+                    assert _cell(a_row, "adv", ref.attack_score(a_theirs)), (h, j)
+                    means = ref.viewer_attack_means(a_theirs)
+                    for ri, name in enumerate(names):
+                        mr, mn = means.get(name, (None, None))
+                        assert _cell(a_row, f"mr{ri}", mr) and _cell(a_row, f"mn{ri}", mn), (h, j, name)
+                    page.click_row(browser, "attacks-table", j)
+                    responses = page.rows(browser, "responses-table")
+                    assert len(responses) == len(a_theirs["responses"])
+                    for x_row, x_theirs in zip(responses, a_theirs["responses"], strict=True):
+                        want = ref.viewer_response_row(x_theirs, names)
+                        for ri, name in enumerate(names):
+                            assert _cell(x_row, f"raw{ri}", want[name][0]) and _cell(x_row, f"norm{ri}", want[name][1]), (h, j, name)
+                        shown["responses"] += 1
+                    shown["attacks"] += 1
+                shown["prompts"] += 1
+    assert shown["prompts"] == sum(len(f) for f in written.values())
+    assert shown["attacks"] >= 150 and shown["responses"] >= 400, shown
+    assert console_errors(browser) == []

@@ -918,7 +918,9 @@
         { key: "rank", label: "#", kind: "int", value: function (o) { return o.idx + 1; } },
         { key: "attr", label: "Attribute", kind: "text", value: function (o) { return o.x.attr; } },
         { key: "sw", label: "Student winrate", kind: "num", value: function (o) { return o.x.sw; } },
+        { key: "swc", label: "Student (recomputed)", kind: "num", value: function (o) { return o.x.swc; } },
         { key: "tw", label: "Teacher winrate", kind: "num", value: function (o) { return o.x.tw; } },
+        { key: "twc", label: "Teacher (recomputed)", kind: "num", value: function (o) { return o.x.twc; } },
         { key: "prompts", label: "User prompts", kind: "int", value: function (o) { return o.x.prompts; } },
         { key: "n", label: "Rollouts", kind: "int", value: function (o) { return o.x.n; } }
       ],
