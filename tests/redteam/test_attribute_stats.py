@@ -229,6 +229,7 @@ BAD_SHAPES = [
     (lambda x: x["rollouts"]["user prompt 0"][0].pop("student_score"), "[0].rollouts['user prompt 0'][0].student_score", "field required"),
     (lambda x: x["rollouts"]["user prompt 0"][0].pop("baseline_response"), "[0].rollouts['user prompt 0'][0].baseline_response", "field required"),
     (lambda x: x["rollouts"]["user prompt 0"][0]["student_score"].update(score="0.5"), "[0].rollouts['user prompt 0'][0].student_score.score", "number or null"),
+    (lambda x: x["rollouts"]["user prompt 0"][0]["student_score"].pop("model_name"), "[0].rollouts['user prompt 0'][0].student_score.model_name", "field required"),
     (lambda x: x["rollouts"]["user prompt 0"][0].update(teacher_score=3), "[0].rollouts['user prompt 0'][0].teacher_score", "object"),
     (lambda x: x["rollouts"]["user prompt 0"][0].update(rewritten_response=["a"]), "[0].rollouts['user prompt 0'][0].rewritten_response", "string"),
     (lambda x: x["rollouts"]["user prompt 0"][0].update(policy_model=1), "[0].rollouts['user prompt 0'][0].policy_model", "string"),

@@ -68,7 +68,15 @@ class Generator:
         aux: dict[str, Any] = {"reasoning": f"why {name}"}
         if norm is not None:
             aux["normalized_score"] = norm
-        return {"raw_score": raw, "rater": rater, "aux_info": aux}
+        out = {"raw_score": raw, "rater": rater, "aux_info": aux}
+        roll = self.rng.random()
+        if roll < 0.015:
+            self.kinds["no rater"] += 1
+            del out["rater"]
+        elif roll < 0.03:
+            self.kinds["rater without model_name"] += 1
+            del rater["model_name"]
+        return out
 
     def response_dict(self, i: int, raters: list[str]) -> dict[str, Any]:
         rng = self.rng
@@ -158,7 +166,8 @@ def test_every_number_of_every_run_is_their_viewers(tmp_path: Path) -> None:
     written, kinds = write_runs(tmp_path)
     # every edge case is in the files, several times
     for kind in ("no responses, stored score", "same rater twice", "stale mean_score", "no mean_score",
-                 "no rating_function_type", "response without ratings", "text score", "null raw", "bool", "unnamed rater"):
+                 "no rating_function_type", "response without ratings", "text score", "null raw", "bool", "unnamed rater",
+                 "no rater", "rater without model_name"):
         assert kinds[kind] >= 2, (kind, kinds)
     runs = load_data_dir(tmp_path)
     assert [r.issues for r in runs] == [[]] * 4  # nothing skipped (their viewer reads every file)
@@ -217,7 +226,8 @@ def test_ours_differs_only_where_the_rules_say(tmp_path: Path) -> None:
     for (runner, _run, seed), files in written.items():
         for h, data in files.items():
             lenient = any(
-                "ratings" not in x or any("rating_function_type" not in g["rater"] for g in x["ratings"])
+                "ratings" not in x
+                or any("rating_function_type" not in g.get("rater", {}) or "model_name" not in g.get("rater", {}) for g in x["ratings"])
                 for a in data["attacks"] for x in a["responses"]
             )
             # (4) a file with a rater without a type or a response without ratings: skipped, field named
@@ -236,7 +246,7 @@ def test_ours_differs_only_where_the_rules_say(tmp_path: Path) -> None:
                     seen["stored"] += 1
                 for x_t, x_o, x_raw in zip(a_t["resp"], a_o["resp"], raw["responses"], strict=True):
                     for i, name in enumerate(names[runner]):
-                        given = [g for g in x_raw["ratings"] if g["rater"]["model_name"] == name]
+                        given = [g for g in x_raw["ratings"] if g.get("rater", {}).get("model_name") == name]
                         if not given:
                             assert x_o["raw"][i] is None and x_o["norm"][i] is None
                             continue

@@ -132,7 +132,10 @@ def _check_score(rollout: dict[str, Any], key: str, where: str, required: bool) 
     _optional_number(score, "score", f"{where}.{key}")
     _optional_number(score, "raw_score", f"{where}.{key}")
     _optional_text(score, "reasoning", f"{where}.{key}")
-    _optional_text(score, "model_name", f"{where}.{key}")
+    # Their writer always writes the model name and their reader (evo.py resuming from a
+    # step's stats) needs it; ``score`` may be absent (``asdict_no_none`` drops a None).
+    if not isinstance(score.get("model_name"), str):
+        raise AttributeStatsError(f"{where}.{key}.model_name", "field required (a string)")
 
 
 def _check_rollout(rollout: Any, where: str) -> dict[str, Any] | None:
