@@ -335,3 +335,29 @@ def test_the_page_shows_every_attribute_of_their_files(browser: Any, tmp_path: P
     detail = "\n".join(page.texts(browser, "#attribute-fulltext pre"))
     assert "0.750000 (recomputed from the rollouts: " in detail
     assert console_errors(browser) == []
+
+
+def test_hostile_text_cannot_drive_the_terminal_or_the_page(browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hostile = "\x1b[2J\x1b]0;owned\x07 </script><img src=x onerror=\"document.title='owned'\"> \u202eevil"
+    items = [attribute(hostile, [0.5, 0.1], [1, 0], 0)]
+    items[0]["rollouts"] = {hostile: items[0]["rollouts"]["user prompt 0"]}
+    data = tmp_path / "data"
+    write_final_stats(data / "evo" / "h", {0: items})
+    assert main(["attribute-stats", str(data), "--full"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b[2J" in out and "\\u202eevil" in out
+    bad = json.loads(json.dumps(items))
+    bad[0]["rollouts"][hostile][0]["student_score"]["score"] = "\x1b[31m"
+    write_final_stats(data / "evo" / "h", {1: bad})
+    assert main(["attribute-stats", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "student_score.score" in err
+    out_html = tmp_path / "viz.html"
+    assert main(["viz", str(data), "-o", str(out_html)]) == 0
+    page.open_viewer(browser, out_html.as_uri())
+    page.click(browser, "tab-attributes")
+    page.click_row(browser, "attributes-table", 0)
+    assert browser.title != "owned" and not browser.find_elements("css selector", "img")
+    assert hostile in page.texts(browser, "#attribute-fulltext pre")
+    assert console_errors(browser) == []

@@ -70,6 +70,12 @@ def collect(path: Path) -> tuple[list[tuple[str, AttributeSeed]], list[LoadIssue
     return found, issues
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters (an ANSI escape in an attribute, say) written as
+    ``\\x1b`` escapes, so a file cannot drive the terminal it is listed in."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def _num(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
@@ -110,7 +116,7 @@ def record_json(rec: AttributeRecord) -> dict[str, Any]:
 
 def table(label: str, seed: AttributeSeed, top: int | None, full: bool) -> list[str]:
     items = seed.attributes if top is None else seed.attributes[:top]
-    lines = [f"{seed.path} (run {label}, seed {seed.seed_id}): {len(seed.attributes)} attribute(s), in the file's order"]
+    lines = [printable(f"{seed.path} (run {label}, seed {seed.seed_id}): {len(seed.attributes)} attribute(s), in the file's order")]
     if not items:
         return lines
     head = f"{'#':>4}  {'student':>8} {'recomp.':>8}  {'teacher':>8} {'recomp.':>8}  {'prompts':>7} {'rollouts':>8}  attribute"
@@ -123,7 +129,7 @@ def table(label: str, seed: AttributeSeed, top: int | None, full: bool) -> list[
             mark = "*" if _differs(stored, computed) else " "
             stale = stale or mark == "*"
             marks.append(f"{_fmt(stored):>8} {_fmt(computed):>7}{mark}")
-        text = rec.attribute if full else " ".join(rec.attribute.split())
+        text = printable(rec.attribute if full else " ".join(rec.attribute.split()))
         if not full and len(text) > 80:
             text = text[:79] + "…"
         lines.append(f"{i:>4}  {marks[0]}  {marks[1]}  {prompts:>7} {rollouts:>8}  {text}")
@@ -148,7 +154,7 @@ def run_attribute_stats(args: argparse.Namespace) -> int:
         issues = [i for i in issues if not i.path.stem.startswith("seed_") or i.path.stem[5:] in args.seed]
     for issue in issues:
         where = f" field {issue.field!r}:" if issue.field else ""
-        print(f"{PROG}: {issue.path}:{where} {issue.message}", file=sys.stderr)
+        print(printable(f"{PROG}: {issue.path}:{where} {issue.message}"), file=sys.stderr)
     if not found and not issues:
         print(f"{PROG}: no final_stats/seed_<i>.json under {path}", file=sys.stderr)
         return 1
