@@ -361,3 +361,15 @@ def test_hostile_text_cannot_drive_the_terminal_or_the_page(browser: Any, tmp_pa
     assert browser.title != "owned" and not browser.find_elements("css selector", "img")
     assert hostile in page.texts(browser, "#attribute-fulltext pre")
     assert console_errors(browser) == []
+
+
+def test_a_fifo_named_like_a_seed_file_is_named_not_waited_for(tmp_path: Path) -> None:
+    import os
+
+    run = tmp_path / "evo" / "fifo"
+    write_final_stats(run, {0: seed_file()})
+    os.mkfifo(run / "final_stats" / "seed_1.json")
+    loaded = load_run_dir(run)  # returns: the FIFO is not opened for a blocking read
+    assert [s.seed_id for s in loaded.attribute_stats] == ["0"]
+    [issue] = loaded.issues
+    assert issue.path.name == "seed_1.json" and "FIFO" in issue.message

@@ -200,7 +200,9 @@ def stats_files(run_path: Path) -> list[tuple[str, Path]]:
     folder = run_path / FINAL_STATS_DIR
     if not folder.is_dir():
         return []
-    found = [(m.group(1), p) for p in folder.iterdir() if p.is_file() and (m := SEED_FILE.match(p.name))]
+    # Anything but a folder: a FIFO or a device named seed_1.json is refused by the reader
+    # with its reason, rather than left out without a word.
+    found = [(m.group(1), p) for p in folder.iterdir() if not p.is_dir() and (m := SEED_FILE.match(p.name))]
 
     def order(item: tuple[str, Path]) -> tuple[int, Any]:
         return (0, int(item[0])) if item[0].isdigit() else (1, item[0])

@@ -361,7 +361,13 @@ def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
         # ``root`` is itself a runner directory of another name (``data/recall``)
         others = [root]
     for runner_dir in others:
-        for run in sorted((p for p in runner_dir.iterdir() if p.is_dir()), key=lambda p: p.name):
+        try:
+            runs = sorted((p for p in runner_dir.iterdir() if p.is_dir()), key=lambda p: p.name)
+        except OSError:
+            # Any folder of ``data`` is looked into here, not only runner folders: one that
+            # cannot be listed (``lost+found``) holds no run of ours.
+            continue
+        for run in runs:
             if has_final_stats(run):
                 yield runner_dir.name, run
 
