@@ -44,6 +44,10 @@ class Generator:
         """A (raw, normalized) score pair, sometimes in an edge-case form."""
         rng = self.rng
         raw, norm = round(rng.uniform(-3, 10), 3), round(rng.gauss(0, 1.2), 6)
+        if rng.random() < 0.3:
+            # a bf16 reward model's output: sixteenths, so .0625 ties at three decimals
+            raw, norm = round(rng.uniform(-3, 10) * 16) / 16, round(rng.gauss(0, 1.2) * 16) / 16
+            self.kinds["bf16 score"] += 1
         roll = rng.random()
         if roll < 0.06:
             self.kinds["text score"] += 1
@@ -261,13 +265,14 @@ def test_ours_differs_only_where_the_rules_say(tmp_path: Path) -> None:
 
 
 def _cell(row: dict[str, tuple[str, str | None]], key: str, want: float | None) -> bool:
-    """A number cell shows N/A for None, else the value (data-value, full precision) rounded to 3 places."""
+    """A number cell shows what their viewer shows: N/A for None, else f"{x:.3f}" (Python's
+    rounding: a tie such as 3.0625 goes to even); data-value holds the full value."""
     if key not in row:  # a rater with no value in this table gets no column
         return want is None
     text, value = row[key]
     if want is None:
         return text == "N/A" and value == ""
-    return value is not None and float(value) == pytest.approx(want, rel=1e-12, abs=1e-12) and abs(float(text) - want) <= 0.0005 + 1e-12
+    return value is not None and float(value) == pytest.approx(want, rel=1e-12, abs=1e-12) and text == f"{want:.3f}"
 
 
 def test_the_page_shows_their_numbers_for_every_prompt_attack_and_response(browser: Any, tmp_path: Path) -> None:
