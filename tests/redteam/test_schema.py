@@ -12,6 +12,7 @@ from pytest_evals.families.redteam.schema import (
     Attack,
     RatedResponse,
     RaterInfo,
+    Rating,
     SystemPromptStats,
     dump,
 )
@@ -84,6 +85,15 @@ def test_required_fields_of_the_nested_models() -> None:
     # the loader skips such files only under --edge-rules ours (test_edge_rules).
     assert RatedResponse.model_validate({"assistant": "a"}).ratings == []
     assert RaterInfo.model_validate({"model_name": "m"}).rating_function_type is None
+    # A file read under rm-bias's rules (the loader's context): their viewer's .get reads a
+    # rating without a rater, or a rater without a name, as unnamed; under ours both are errors.
+    rmbias, ours = {"edges": "rm-bias"}, {"edges": "ours"}
+    assert RaterInfo.model_validate({"rating_function_type": "c"}, context=rmbias).model_name == ""
+    assert Rating.model_validate({"raw_score": 1}, context=rmbias).rater.model_name == ""
+    with pytest.raises(ValidationError, match="model_name"):
+        RaterInfo.model_validate({"model_name": None}, context=ours)
+    with pytest.raises(ValidationError, match="rater"):
+        Rating.model_validate({"raw_score": 1}, context=ours)
 
 
 def test_a_null_raw_score_is_kept_as_missing() -> None:

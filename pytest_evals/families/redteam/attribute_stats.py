@@ -99,32 +99,93 @@ class AttributeStatsError(ValueError):
         self.field = field
 
 
+def _is_number(value: Any) -> bool:
+    # JSON numbers only: their writer stores floats (or NaN, which Python's json writes) and
+    # null; a bool or a number written as text is not a score their code could have written.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _optional_number(obj: dict[str, Any], key: str, where: str) -> float | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise AttributeStatsError(f"{where}.{key}", f"expected a number or null, got {type(value).__name__} {value!r:.40}")
+    return float(value)
+
+
+def _optional_text(obj: dict[str, Any], key: str, where: str) -> None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise AttributeStatsError(f"{where}.{key}", f"expected a string, got {type(value).__name__}")
+
+
+def _check_score(rollout: dict[str, Any], key: str, where: str, required: bool) -> None:
+    """A ``RewriteScore`` as ``asdict_no_none`` writes it: ``{score?, raw_score?, reasoning?, model_name}``."""
+    score = rollout.get(key)
+    if score is None:
+        if required:
+            raise AttributeStatsError(f"{where}.{key}", "field required (their Rollout always has a student_score)")
+        return
+    if not isinstance(score, dict):
+        raise AttributeStatsError(f"{where}.{key}", f"expected an object, got {type(score).__name__}")
+    _optional_number(score, "score", f"{where}.{key}")
+    _optional_number(score, "raw_score", f"{where}.{key}")
+    _optional_text(score, "reasoning", f"{where}.{key}")
+    # Their writer always writes the model name and their reader (evo.py resuming from a
+    # step's stats) needs it; ``score`` may be absent (``asdict_no_none`` drops a None).
+    if not isinstance(score.get("model_name"), str):
+        raise AttributeStatsError(f"{where}.{key}.model_name", "field required (a string)")
+
+
+def _check_rollout(rollout: Any, where: str) -> dict[str, Any] | None:
+    """One entry of a user prompt's list: null (a failed rollout) or their ``Rollout``."""
+    if rollout is None:
+        return None
+    if not isinstance(rollout, dict):
+        raise AttributeStatsError(where, f"expected a rollout object or null, got {type(rollout).__name__}")
+    for key in ("rewritten_response", "baseline_response"):
+        if key not in rollout:
+            raise AttributeStatsError(f"{where}.{key}", "field required")
+        _optional_text(rollout, key, where)
+    _check_score(rollout, "student_score", where, required=True)
+    _check_score(rollout, "teacher_score", where, required=False)
+    _optional_text(rollout, "policy_model", where)
+    return rollout
+
+
 def parse_attribute_list(raw: Any) -> list[AttributeRecord]:
-    """The records of one ``seed_<i>.json``; raises :class:`AttributeStatsError` naming the field."""
+    """The records of one ``seed_<i>.json``; raises :class:`AttributeStatsError` naming the field.
+
+    The shape is checked as far as their dataclasses fix it (``attribute`` text, win rates
+    numbers or null, ``meta`` an object, each rollout null or an object with both responses
+    and a ``student_score``, scores numbers or null); keys they might add later are kept.
+    """
     if not isinstance(raw, list):
         raise AttributeStatsError(None, f"expected a JSON list of attribute statistics, got {type(raw).__name__}")
     out: list[AttributeRecord] = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict):
-            raise AttributeStatsError(f"[{i}]", "expected an object")
+            raise AttributeStatsError(f"[{i}]", f"expected an object, got {type(item).__name__}")
         attribute = item.get("attribute")
         if not isinstance(attribute, str):
-            raise AttributeStatsError(f"[{i}].attribute", "expected a string")
+            raise AttributeStatsError(f"[{i}].attribute", f"expected a string, got {type(attribute).__name__}")
         meta = item.get("meta", {})
         if not isinstance(meta, dict):
-            raise AttributeStatsError(f"[{i}].meta", "expected an object")
+            raise AttributeStatsError(f"[{i}].meta", f"expected an object, got {type(meta).__name__}")
         rollouts_raw = item.get("rollouts", {})
         if not isinstance(rollouts_raw, dict):
             raise AttributeStatsError(f"[{i}].rollouts", "expected an object mapping user prompt -> rollouts")
         rollouts: dict[str, list[dict[str, Any] | None]] = {}
         for user, items in rollouts_raw.items():
-            if not isinstance(items, list) or any(r is not None and not isinstance(r, dict) for r in items):
-                raise AttributeStatsError(f"[{i}].rollouts[{user!r}]", "expected a list of rollout objects or nulls")
-            rollouts[user] = list(items)
+            where = f"[{i}].rollouts[{user!r:.60}]"
+            if not isinstance(items, list):
+                raise AttributeStatsError(where, f"expected a list of rollouts, got {type(items).__name__}")
+            rollouts[user] = [_check_rollout(r, f"{where}[{j}]") for j, r in enumerate(items)]
         record = AttributeRecord(
             attribute=attribute,
-            student_winrate=_number(item.get("student_winrate")),
-            teacher_winrate=_number(item.get("teacher_winrate")),
+            student_winrate=_optional_number(item, "student_winrate", f"[{i}]"),
+            teacher_winrate=_optional_number(item, "teacher_winrate", f"[{i}]"),
             meta=meta,
             rollouts=rollouts,
         )
@@ -139,7 +200,9 @@ def stats_files(run_path: Path) -> list[tuple[str, Path]]:
     folder = run_path / FINAL_STATS_DIR
     if not folder.is_dir():
         return []
-    found = [(m.group(1), p) for p in folder.iterdir() if p.is_file() and (m := SEED_FILE.match(p.name))]
+    # Anything but a folder: a FIFO or a device named seed_1.json is refused by the reader
+    # with its reason, rather than left out without a word.
+    found = [(m.group(1), p) for p in folder.iterdir() if not p.is_dir() and (m := SEED_FILE.match(p.name))]
 
     def order(item: tuple[str, Path]) -> tuple[int, Any]:
         return (0, int(item[0])) if item[0].isdigit() else (1, item[0])

@@ -20,6 +20,7 @@ def register(subparsers: Any) -> None:
         help="build a self-contained HTML viewer of red-team runs",
         description=(
             "Read runs laid out as DATA_DIR/<evo|bon_iter|pair|one_turn>/<run>/seed_<id>/<hash>.json "
+            "(and rm-bias's DATA_DIR/<runner>/<run>/final_stats/seed_<i>.json attribute statistics) "
             "and write one HTML file that works offline."
         ),
     )
@@ -83,7 +84,10 @@ def run_viz(args: argparse.Namespace) -> int:
     report(runs)
     skipped = sum(len(run.issues) for run in runs)
     prompts = sum(len(seed.prompts) for run in runs for seed in run.seeds)
-    print(f"wrote {output} ({len(runs)} run(s), {prompts} system prompt(s), {skipped} file(s) skipped)")
+    attributes = sum(len(run.attribute_stats) for run in runs)
+    # Appended, so the line's earlier wording stays what scripts may match.
+    also = f"; {attributes} final_stats file(s): pytest-evals attribute-stats lists them" if attributes else ""
+    print(f"wrote {output} ({len(runs)} run(s), {prompts} system prompt(s), {skipped} file(s) skipped{also})")
     if args.serve:
         serve(output, args.host, args.port)
     return 0

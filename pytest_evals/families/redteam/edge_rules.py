@@ -14,8 +14,10 @@ shows for a file; ``"ours"`` is the stricter reading pytest_evals had before, ke
    (a missing one counts as 0), highest first, under rm-bias's rules; by the mean
    computed from the attacks under ours.
 4. ``lenient-fields``: a rater without ``rating_function_type`` and a response without
-   ``ratings`` are read (as an unknown type / no ratings) under rm-bias's rules; ours
-   skips the file with an issue naming the field.
+   ``ratings`` are read (as an unknown type / no ratings) under rm-bias's rules, and so
+   are a rating without ``rater`` and a rater without ``model_name`` (an unnamed rater:
+   no column, no default pair, as their ``.get`` reads them); ours skips the file with an
+   issue naming the field.
 5. ``string-scores``: a score written as text (``"0.5"``) is ignored under rm-bias's rules
    (their viewer only takes JSON numbers; ``true``/``false`` count as 1/0 there, being
    Python ints); ours reads the number in the text.
@@ -69,9 +71,10 @@ RULES: tuple[EdgeRule, ...] = (
     ),
     EdgeRule(
         "lenient-fields",
-        "a rater without rating_function_type and a response without ratings are read",
-        "a file with a rater without rating_function_type or a response without ratings is skipped, "
-        "with the field named",
+        "a rater without rating_function_type and a response without ratings are read (a rating without "
+        "a rater or model_name counts as an unnamed rater: no column, no default pair)",
+        "a file with a rater without rating_function_type or model_name, a rating without a rater or a "
+        "response without ratings is skipped, with the field named",
         "the seed's schema requires both fields; a writer that leaves them out may have lost more",
     ),
     EdgeRule(

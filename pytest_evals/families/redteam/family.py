@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 TASKS = {"redteam": "pytest_evals.families.redteam.task:RedTeam"}
-COMMANDS = ("pytest_evals.families.redteam.cli",)
+COMMANDS = ("pytest_evals.families.redteam.cli", "pytest_evals.families.redteam.attribute_stats_cli")
 #: The run store, written by the controller through ``pytest_evals_write_outputs``.
 PLUGINS = ("pytest_evals.families.redteam.plugin",)
 #: rm-bias's run visualization helpers as ``from pytest_evals import ...`` (seed 004's interface).

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_evals.families.redteam.attribute_stats import (
+    SEED_FILE,
     AttributeSeed,
     AttributeStatsError,
     has_final_stats,
@@ -304,17 +305,27 @@ def load_run_dir(
     return run
 
 
+def load_final_stats_file(path: Path, seed_id: str | None = None) -> AttributeSeed:
+    """One ``final_stats/seed_<i>.json``; raises :class:`LoadError` naming the file and the field."""
+    if seed_id is None:
+        match = SEED_FILE.match(path.name)
+        seed_id = match.group(1) if match else path.stem
+    try:
+        records = parse_attribute_list(_read_json(path))
+    except (OSError, ValueError) as exc:
+        where = exc.field if isinstance(exc, AttributeStatsError) else None
+        raise LoadError(LoadIssue(path, where, str(exc))) from None
+    return AttributeSeed(seed_id, path, records)
+
+
 def load_final_stats(run_path: Path, issues: list[LoadIssue]) -> list[AttributeSeed]:
     """Every readable ``final_stats/seed_<i>.json``; a bad one is an issue, the others load."""
     out: list[AttributeSeed] = []
     for seed_id, file in stats_files(run_path):
         try:
-            records = parse_attribute_list(_read_json(file))
-        except (OSError, ValueError) as exc:
-            where = exc.field if isinstance(exc, AttributeStatsError) else None
-            issues.append(LoadIssue(file, where, str(exc)))
-            continue
-        out.append(AttributeSeed(seed_id, file, records))
+            out.append(load_final_stats_file(file, seed_id))
+        except LoadError as exc:
+            issues.append(exc.issue)
     return out
 
 
@@ -326,7 +337,9 @@ def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
     """(runner, run path) for every run under ``data_dir``.
 
     ``data_dir`` may be the ``data`` directory (holding evo/, bon_iter/, pair/, one_turn/),
-    one runner directory, or a single run directory.
+    one runner directory, or a single run directory. rm-bias's current runners name their
+    directory after their own type (``data/recall/``, ``data/exp_test_clusters/``, ...):
+    under any other directory of ``data``, runs holding ``final_stats/`` are found too.
     """
     root = Path(data_dir)
     if not root.is_dir():
@@ -340,6 +353,22 @@ def find_runs(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, Path]]:
     for runner_dir in runner_dirs:
         for run in sorted((p for p in runner_dir.iterdir() if p.is_dir()), key=lambda p: p.name):
             if _is_run_dir(run):
+                yield runner_dir.name, run
+    if root.name in RUNNER_DIRS:
+        return
+    others = sorted((p for p in root.iterdir() if p.is_dir() and p.name not in RUNNER_DIRS), key=lambda p: p.name)
+    if not runner_dirs and any(has_final_stats(p) for p in others):
+        # ``root`` is itself a runner directory of another name (``data/recall``)
+        others = [root]
+    for runner_dir in others:
+        try:
+            runs = sorted((p for p in runner_dir.iterdir() if p.is_dir()), key=lambda p: p.name)
+        except OSError:
+            # Any folder of ``data`` is looked into here, not only runner folders: one that
+            # cannot be listed (``lost+found``) holds no run of ours.
+            continue
+        for run in runs:
+            if has_final_stats(run):
                 yield runner_dir.name, run
 
 

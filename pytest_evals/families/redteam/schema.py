@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from pytest_evals.families.redteam.edge_rules import edges_of
+from pytest_evals.families.redteam.edge_rules import CONTEXT_KEY, edges_of
 
 #: File names inside ``seed_<id>/`` that are not system prompt files.
 CLUSTER_INFO_FILE = "cluster_info.json"
@@ -59,11 +59,28 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", protected_namespaces=(), allow_inf_nan=False)
 
 
+def _unnamed(data: Any, info: ValidationInfo, key: str, value: Any) -> Any:
+    """When a file is read under rm-bias's rules, a missing or null ``key`` reads as ``value``
+    (their viewer's ``.get``). Only when the context names the rules (as the loader's does):
+    a model validated without one still requires a rater and its name."""
+    named = isinstance(info.context, dict) and info.context.get(CONTEXT_KEY) == "rm-bias"
+    if named and isinstance(data, dict) and data.get(key) is None:
+        return {**data, key: value}
+    return data
+
+
 class RaterInfo(_Open):
+    #: "" when a file read under rm-bias's rules leaves it out: an unnamed rater, which
+    #: their viewer neither shows as a column nor takes for the default pair.
     model_name: str
     #: "classifier" (reward model), "lm_judge", or any other kind a runner uses; None when
     #: the file leaves it out (rm-bias's viewer reads such ratings, see edge_rules).
     rating_function_type: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lenient_name(cls, data: Any, info: ValidationInfo) -> Any:
+        return _unnamed(data, info, "model_name", "")
 
     @field_validator("rating_function_type", mode="before")
     @classmethod
@@ -90,6 +107,12 @@ class Rating(_Open):
     raw_score: float | None = None
     rater: RaterInfo
     aux_info: RatingAuxInfo = Field(default_factory=RatingAuxInfo)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lenient_rater(cls, data: Any, info: ValidationInfo) -> Any:
+        # rm-bias's viewer reads ``rating.get("rater", {})``: a rating without a rater is unnamed.
+        return _unnamed(data, info, "rater", {})
 
     @field_validator("raw_score", mode="before")
     @classmethod

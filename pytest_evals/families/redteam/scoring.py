@@ -71,6 +71,10 @@ def default_rater_pair(attack: Attack, partial: PartialScores = DEFAULT_PARTIAL)
     if not attack.responses or len(attack.responses[0].ratings) < 2:
         return None
     first, second = attack.responses[0].ratings[:2]
+    if not first.rater.model_name or not second.rater.model_name:
+        # A rater without a name cannot be found again on the other responses; rm-bias's
+        # viewer (``if not r1 or not r2``) has no pair then either.
+        return None
     if partial == "na" and first.rater.model_name == second.rater.model_name:
         # Under the strict rule two ratings by one model cannot be told apart elsewhere.
         return None
@@ -121,6 +125,8 @@ def missing_reason(attack: Attack, partial: PartialScores = DEFAULT_PARTIAL) -> 
         return "the first response has fewer than two ratings (no default rater pair)"
     pair = default_rater_pair(attack, partial)
     if pair is None:
+        if not all(r.rater.model_name for r in attack.responses[0].ratings[:2]):
+            return "one of the first two ratings has an empty rater.model_name (no default rater pair)"
         return "the first two ratings are by the same rater (no default rater pair under partial scores 'na')"
     for name in dict.fromkeys(pair):
         if partial == "average":

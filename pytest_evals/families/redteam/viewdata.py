@@ -62,7 +62,7 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def run_raters(run: RunData) -> list[dict[str, str | None]]:
-    """Rater model names (with their first-given type) in order of first appearance."""
+    """Rater model names (with their first-given type) in order of first appearance; empty names left out."""
     seen: dict[str, str | None] = {}
     for seed in run.seeds:
         for record in seed.prompts:
@@ -70,7 +70,8 @@ def run_raters(run: RunData) -> list[dict[str, str | None]]:
                 for response in attack.responses:
                     for rating in response.ratings:
                         name = rating.rater.model_name
-                        if seen.get(name) is None:
+                        # rm-bias's viewer makes no column for an empty name (``if model_name``).
+                        if name and seen.get(name) is None:
                             seen[name] = rating.rater.rating_function_type
     return [{"name": n, "type": t} for n, t in seen.items()]
 
@@ -210,14 +211,14 @@ def null_raw_count(run: RunData) -> int:
     )
 
 
-def _finite(value: Any) -> Any:
+def finite_json(value: Any) -> Any:
     """JSON data with NaN/Infinity (which Python's json writes) as null, for a strict page."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {str(k): finite_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite_json(v) for v in value]
     return value
 
 
@@ -226,7 +227,7 @@ def _score_part(score: Any) -> tuple[float | None, dict[str, Any] | None]:
         return None, None
     value = score.get("score")
     other = {k: v for k, v in score.items() if k != "score"}
-    return (_num(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None), _finite(other) or None
+    return (_num(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None), finite_json(other) or None
 
 
 def attribute_values(run: RunData) -> list[dict[str, Any]]:
@@ -244,10 +245,10 @@ def attribute_values(run: RunData) -> list[dict[str, Any]]:
                     ss, sx = _score_part(r.get("student_score"))
                     ts, tx = _score_part(r.get("teacher_score"))
                     roll.append({"u": user, "rw": str(r.get("rewritten_response", "")), "base": str(r.get("baseline_response", "")),
-                                 "ss": ss, "ts": ts, "sx": sx, "tx": tx, "pm": _finite(r.get("policy_model"))})
+                                 "ss": ss, "ts": ts, "sx": sx, "tx": tx, "pm": finite_json(r.get("policy_model"))})
             items.append({
                 "attr": rec.attribute, "sw": _num(rec.student_winrate), "tw": _num(rec.teacher_winrate),
-                "swc": _num(rec.student_computed), "twc": _num(rec.teacher_computed), "meta": _finite(rec.meta),
+                "swc": _num(rec.student_computed), "twc": _num(rec.teacher_computed), "meta": finite_json(rec.meta),
                 "prompts": len(rec.rollouts), "n": len(roll), "nulls": nulls, "roll": roll,
             })
         try:

@@ -65,7 +65,23 @@
 
   // ---------------------------------------------------------------- formatting
   function isNum(v) { return typeof v === "number" && isFinite(v); }
-  function fmt(v, digits) { return isNum(v) ? v.toFixed(digits === undefined ? 3 : digits) : NA; }
+  /* A score as rm-bias's viewer writes it (Python's f"{x:.3f}"). toFixed rounds an exact
+   * tie up in magnitude, Python to even: a bf16 reward of 3.0625 is "3.062" there and would
+   * be "3.063" here. The value's exact decimal expansion (toFixed is exact to 100 places)
+   * tells a tie from a near-tie. */
+  function fmt(v, digits) {
+    if (!isNum(v)) return NA;
+    var d = digits === undefined ? 3 : digits;
+    var up = v.toFixed(d);
+    if (v === 0 && 1 / v < 0) return "-" + up;  // Python keeps the sign of -0.0
+    if (Math.abs(v) >= 1e21) return up;
+    var full = Math.abs(v).toFixed(Math.min(100, d + 40));
+    var cut = full.indexOf(".") + 1 + d;
+    if (!/^50*$/.test(full.slice(cut))) return up;
+    var down = full.slice(0, d ? cut : cut - 1);
+    if (Number(down.charAt(down.length - 1)) % 2 === 1) return up;
+    return (v < 0 ? "-" : "") + down;
+  }
   function preview(text, n) {
     var one = String(text).replace(/\s+/g, " ").trim();
     n = n || 140;
@@ -918,7 +934,9 @@
         { key: "rank", label: "#", kind: "int", value: function (o) { return o.idx + 1; } },
         { key: "attr", label: "Attribute", kind: "text", value: function (o) { return o.x.attr; } },
         { key: "sw", label: "Student winrate", kind: "num", value: function (o) { return o.x.sw; } },
+        { key: "swc", label: "Student (recomputed)", kind: "num", value: function (o) { return o.x.swc; } },
         { key: "tw", label: "Teacher winrate", kind: "num", value: function (o) { return o.x.tw; } },
+        { key: "twc", label: "Teacher (recomputed)", kind: "num", value: function (o) { return o.x.twc; } },
         { key: "prompts", label: "User prompts", kind: "int", value: function (o) { return o.x.prompts; } },
         { key: "n", label: "Rollouts", kind: "int", value: function (o) { return o.x.n; } }
       ],
