@@ -124,7 +124,38 @@ def confusion_png(path: Path, labels: list[str], matrix: list[list[int]]) -> Non
         plt.close(fig)
 
 
-def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult], started: float) -> Path | None:
+def write_rag_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult],
+                    full: Sequence[Mapping[str, Any]], started: float) -> Path | None:
+    """rag_answers: their three CSVs (pandas' writer), problems.log, config.yaml, generated.jsonl."""
+    import yaml
+
+    from pytest_evals.families.rag import govuk_results as rag
+
+    if not any(rag.DETAILS_KEY in (r.get("details") or {}) for r in full) and any(
+            r.status != "error" for r in results):
+        return None  # not a GOV.UK-shaped suite: their files would not describe it
+    rows = rag.results_from_details(full)
+    folder = _new_folder(root, "rag_answers", started)
+    stamp = time.strftime(LOG_TIME_FORMAT, time.localtime(started))
+    read = {str(r.get("case_id")) for r in full if rag.DETAILS_KEY in (r.get("details") or {})}
+    lines = problem_lines("rag_answers", [r for r in results if r.case_id not in read], started)
+    lines += rag.problem_lines(rows, stamp)
+    if not rows:
+        lines.append(f"{stamp}  ERROR  pytest_evals.rag_answers: There is no data to evaluate")
+    (folder / "problems.log").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    for name, text in rag.files(rows).items():
+        with open(folder / name, "w", encoding="utf8", newline="") as fh:
+            fh.write(text)
+    generate = bool(suite.get("generate"))
+    if generate and rows:
+        (folder / "generated.jsonl").write_text(rag.generated_lines(full), encoding="utf8")
+    data = rag.config_data(dict(suite.get("config") or {}), generate)
+    (folder / "config.yaml").write_text(str(yaml.dump(data, default_flow_style=False)), encoding="utf-8")
+    return folder
+
+
+def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult], started: float,
+                full: Sequence[Mapping[str, Any]] = ()) -> Path | None:
     from pytest_evals.families.classification.govuk_files import (
         BUILDERS,
         WITH_PROBLEMS_LOG,
@@ -132,6 +163,8 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
     )
 
     task = str(suite.get("task") or "")
+    if task == "rag_answers":
+        return write_rag_suite(root, suite, results, full, started)
     if task not in BUILDERS:
         return None
     files = BUILDERS[task](results, suite)
@@ -158,6 +191,25 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
     return folder
 
 
+def _full_results(report: RunReport, summary: Mapping[str, Any],
+                  by_suite: Mapping[str, Sequence[CaseResult]]) -> dict[str, list[dict[str, Any]]]:
+    """rag_answers suites' full results (details included, read back from the spool): the
+    final result of each case (a rerun's last), in case order."""
+    wanted = {str(s.get("suite")) for s in summary.get("suites") or [] if s.get("task") == "rag_answers"}
+    if not wanted:
+        return {}
+    final = {(sid, r.case_id): r.index for sid in wanted for r in by_suite.get(sid, [])}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in report.iter_full_results():
+        key = (str(item.get("suite")), str(item.get("case_id")))
+        if key in final:
+            latest[key] = item
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (sid, _cid), item in sorted(latest.items(), key=lambda kv: (kv[0][0], final[kv[0]], kv[0][1])):
+        out.setdefault(sid, []).append(item)
+    return out
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], report: RunReport) -> None:
     root = output_root(config)
@@ -165,10 +217,12 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
         return
     started = float(summary.get("started_at") or time.time())
     by_suite = report.results_by_suite()
+    full = _full_results(report, summary, by_suite)
     written: list[str] = []
     for suite in summary.get("suites") or []:
+        sid = str(suite.get("suite"))
         try:
-            folder = write_suite(root, suite, by_suite.get(str(suite.get("suite")), []), started)
+            folder = write_suite(root, suite, by_suite.get(sid, []), started, full.get(sid, []))
         except OSError as exc:
             written.append(f"ERROR GOV.UK outputs for {suite.get('name')} not written: {exc}")
             continue
