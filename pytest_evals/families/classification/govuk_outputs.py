@@ -155,7 +155,7 @@ def write_rag_suite(root: Path, suite: Mapping[str, Any], results: Sequence[Case
 
 
 def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult], started: float,
-                full: Sequence[Mapping[str, Any]] = ()) -> Path | None:
+                full: Sequence[Mapping[str, Any]] = (), notes: list[str] | None = None) -> Path | None:
     from pytest_evals.families.classification.govuk_files import (
         BUILDERS,
         WITH_PROBLEMS_LOG,
@@ -186,7 +186,13 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
         (folder / "generated.jsonl").write_text(generated_lines(task, files["results.csv"]), encoding="utf8")
     if "confusion" in files:
         labels, matrix = files["confusion"]
-        confusion_png(folder / "confusion_matrix.png", labels, matrix)
+        try:
+            confusion_png(folder / "confusion_matrix.png", labels, matrix)
+        except ImportError:
+            # matplotlib comes with the 'reports' extra; the CSVs are written all the same
+            if notes is not None:
+                notes.append(f"WARNING GOV.UK outputs: {folder}/confusion_matrix.png not drawn: matplotlib is not "
+                             "installed (pip install 'pytest-evals[reports]')")
     (folder / "config.yaml").write_text(config_yaml(task, suite), encoding="utf-8")
     return folder
 
@@ -222,7 +228,7 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
     for suite in summary.get("suites") or []:
         sid = str(suite.get("suite"))
         try:
-            folder = write_suite(root, suite, by_suite.get(sid, []), started, full.get(sid, []))
+            folder = write_suite(root, suite, by_suite.get(sid, []), started, full.get(sid, []), written)
         except OSError as exc:
             written.append(f"ERROR GOV.UK outputs for {suite.get('name')} not written: {exc}")
             continue
@@ -234,4 +240,4 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
 @pytest.hookimpl(optionalhook=True)
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     for line in config.stash.get(_WRITTEN, []):
-        terminalreporter.write_line(line, red=line.startswith("ERROR"))
+        terminalreporter.write_line(line, red=line.startswith("ERROR"), yellow=line.startswith("WARNING"))
