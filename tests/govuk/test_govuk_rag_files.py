@@ -234,3 +234,40 @@ def test_the_statistics_are_pandas_to_the_last_digit(p_error: float) -> None:
                               for r in results])
         ours = govuk_results.files(results)
         assert ours == theirs, (n, runs, p_error)
+
+
+def test_generated_jsonl_is_their_evaluation_test_case_dump() -> None:
+    """rag_answers' generated.jsonl: their EvaluationTestCase.model_dump_json(), per case."""
+    from pydantic import BaseModel
+
+    from pytest_evals.families.rag.cases import RagCase
+
+    class StructuredContext(BaseModel):
+        title: str
+        heading_hierarchy: list[str]
+        description: str | None = None
+        html_content: str
+        exact_path: str
+        base_path: str
+
+    class GenerateInput(BaseModel):
+        id: str
+        question: str
+        ideal_answer: str | None = None
+        expected_opensearch_index: str | None = None
+
+    class EvaluationTestCase(GenerateInput):
+        llm_answer: str
+        structured_contexts: list[StructuredContext]
+        actual_opensearch_index: str
+        model: str
+
+    full = []
+    for line, row in enumerate(ROWS, start=1):
+        case = RagCase.model_validate(row)
+        full.append({"case_id": row.get("id", f"line-{line}"),
+                     "details": {govuk_results.DETAILS_KEY: govuk_results.case_fields(case)}})
+    theirs = "".join(EvaluationTestCase(**{"id": row.get("id", f"line-{line}"), **row}).model_dump_json() + "\n"
+                     for line, row in enumerate(ROWS, start=1))
+    assert govuk_results.generated_lines(full) == theirs
+    assert "£25.60" in theirs  # not escaped, as pydantic writes it
