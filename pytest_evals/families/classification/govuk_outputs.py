@@ -6,7 +6,9 @@ writes, in its layout: ``DIR/<task>/<run start, %Y-%m-%dT%H:%M:%S>/`` (``DIR`` i
 ``miscategorised_cases.csv`` and ``confusion_matrix.png``, ``generated.jsonl`` when the
 suite generated, ``config.yaml`` and
 ``problems.log`` (not for retrieval, whose CLI sets no log up). The rows come from
-:mod:`.govuk_files`. A second suite of the same task in one run gets ``-2`` after the
+:mod:`.govuk_files`; GOV.UK-shaped rag_answers suites get their ``tidy_results.csv``,
+``results_per_input.csv`` and ``results_summary.csv`` from
+:mod:`pytest_evals.families.rag.govuk_results`, built from the cases' full results. A second suite of the same task in one run gets ``-2`` after the
 timestamp (their tool runs one task per process and would fail on the existing folder).
 """
 
