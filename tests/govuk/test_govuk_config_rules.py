@@ -120,3 +120,107 @@ def test_a_run_of_their_config_with_new_fields_rescores(pytester: pytest.Pyteste
                           capture_output=True, text=True, cwd=pytester.path)
     assert done.returncode in (0, 1), done.stderr  # 1: the suite's cases failed, as in the run
     assert "Extra inputs" not in done.stdout + done.stderr and "jailbreak_guardrails" in done.stdout
+
+
+def _rows(root: Path, task: str) -> list[dict[str, object]]:
+    path = root / "data" / f"{task}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _write_rows(root: Path, task: str, rows: list[dict[str, object]]) -> None:
+    (root / "data" / f"{task}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_rows_their_models_refuse_are_one_error_each_naming_file_line_and_field(pytester: pytest.Pytester) -> None:
+    build(pytester.path)
+    (pytester.path / "config" / "defaults" / "rag_answers.yaml").unlink()
+    root = pytester.path
+    jb = _rows(root, "jailbreak_guardrails")
+    del jb[1]["model"]  # line 2
+    _write_rows(root, "jailbreak_guardrails", jb)
+    og = _rows(root, "output_guardrails")
+    og[0]["question"] = og[0].pop("message")  # line 1: ours reads question, their model requires message
+    _write_rows(root, "output_guardrails", og)
+    qr = _rows(root, "question_router")
+    del qr[2]["confidence_score"]  # line 3
+    qr[3]["model"] = None  # line 4: model is a str in their model
+    _write_rows(root, "question_router", qr)
+    rt = _rows(root, "retrieval")
+    del rt[0]["actual_search_results"][1]["semantic_score"]  # line 1
+    _write_rows(root, "retrieval", rt)
+    tt = _rows(root, "topic_tagger")
+    del tt[4]["actual_secondary_topic"]  # line 5: null is a value, a missing key is not
+    _write_rows(root, "topic_tagger", tt)
+    result = pytester.runpytest("config/defaults/", *ARGS)
+    result.stdout.fnmatch_lines_random([
+        "*data/jailbreak_guardrails.jsonl:2: field 'model': Field required (GOV.UK Chat's jailbreak_guardrails.EvaluationResult requires it)*",
+        "*data/output_guardrails.jsonl:1: field 'message': Field required*",
+        "*data/question_router.jsonl:3: field 'confidence_score': Field required*",
+        "*data/question_router.jsonl:4: field 'model': Input should not be null*",
+        "*data/retrieval.jsonl:1: field 'actual_search_results.1.semantic_score': Field required (GOV.UK Chat's retrieval.SearchResult*",
+        "*data/topic_tagger.jsonl:5: field 'actual_secondary_topic': Field required*",
+    ])
+    outcomes = result.parseoutcomes()
+    assert outcomes["errors"] == 6 + 1  # the six rows, and topic_tagger's status: error row as always
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) + outcomes["errors"] == 9 + 6 + 5 + 5 + 7
+    # the same rows in a pytest_evals suite (task: given) follow our looser rules
+    (root / "mine.eval.yaml").write_text("task: question_router\ninput_path: data/question_router.jsonl\n", encoding="utf-8")
+    ours = pytester.runpytest("mine.eval.yaml", "-p", "no:cacheprovider")
+    assert ours.parseoutcomes().get("errors", 0) == 0
+
+
+def _rag_layout(root: Path, **metric_extra: object) -> None:
+    build(root)
+    for task in ("jailbreak_guardrails", "output_guardrails", "question_router", "retrieval", "topic_tagger"):
+        (root / "config" / "defaults" / f"{task}.yaml").unlink()
+    edit(root, "rag_answers", evaluation_owner="ai-team")
+    path = root / "config" / "defaults" / "rag_answers.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["metrics"][0].update(metric_extra)
+    data["n_runs"] = 1
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def test_rag_answers_unknown_fields_are_kept_and_noted_once(pytester: pytest.Pytester, judge: object) -> None:
+    _rag_layout(pytester.path, max_tokens=15000)
+    result = pytester.runpytest("config/defaults/", *ARGS, "--evals-json", "summary.json")
+    assert result.parseoutcomes() == {"passed": 2}, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(["WARNING GOV.UK config: *rag_answers.yaml: field(s) 'evaluation_owner', "
+                                 "'metrics.0.max_tokens' not known to pytest_evals' rag_answers task: kept and not used*"])
+    assert result.stdout.str().count("rag_answers.yaml: field(s)") == 1
+    summary = json.loads((pytester.path / "summary.json").read_text(encoding="utf-8"))
+    assert sum("rag_answers.yaml: field(s)" in n for n in summary["govuk_config_notes"]) == 1
+
+
+def test_a_judge_model_outside_their_list_is_one_error_naming_the_field(pytester: pytest.Pytester) -> None:
+    _rag_layout(pytester.path, model="gpt-5-turbo")
+    result = pytester.runpytest("config/defaults/", *ARGS)
+    result.stdout.fnmatch_lines([
+        "*rag_answers.yaml: invalid suite configuration*",
+        "*metrics*0*model*'gpt-5-turbo' is not one of GOV.UK Chat's judge models (their LLMJudgeModel): gpt-4o-mini, "
+        "gpt-4o, eu.amazon.nova-micro-v1:0, *openai.gpt-oss-120b-1:0; their tool refuses it*",
+    ])
+    assert result.parseoutcomes() == {"errors": 1}
+
+
+def test_their_judge_models_are_accepted_and_ours_take_any() -> None:
+    from pytest_evals.families.rag.config import RagConfig
+    from pytest_evals.families.rag.govuk_rules import LLM_JUDGE_MODELS
+
+    theirs = {"suite_path": "/x/rag_answers.yaml", "task_from_file_name": True}
+    for model in LLM_JUDGE_MODELS:
+        config = RagConfig.model_validate({"task": "rag_answers", "metrics": [{"name": "bias", "model": model}]},
+                                          context=theirs)
+        assert config.metrics[0].model == model
+    with pytest.raises(ValueError, match=r"not one of GOV\.UK Chat's judge models"):
+        RagConfig.model_validate({"task": "rag_answers", "metrics": [{"name": "bias", "model": "local-llama"}]},
+                                 context=theirs)
+    ours = RagConfig.model_validate({"task": "rag_answers", "metrics": [{"name": "bias", "model": "local-llama"}]},
+                                    context={"task_from_file_name": False})
+    assert ours.metrics[0].model == "local-llama"
+    kept = RagConfig.model_validate({"task": "rag_answers", "metrics": [{"name": "bias", "owner": "me"}], "x": 1},
+                                    context=theirs)
+    assert kept.govuk_unknown_fields == {"x": 1, "metrics.0.owner": "me"}
+    dumped = kept.model_dump(mode="json", include={"task", "metrics", "govuk_unknown_fields"}, by_alias=False)
+    dumped["metrics"] = [{"name": "bias"}]
+    assert RagConfig.model_validate(dumped).govuk_unknown_fields == kept.govuk_unknown_fields  # a dump reads back

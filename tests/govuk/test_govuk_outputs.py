@@ -244,3 +244,15 @@ def test_a_file_in_the_way_is_reported_and_the_run_is_unchanged(pytester: pytest
     blocked.stdout.fnmatch_lines(["ERROR GOV.UK outputs for jailbreak_guardrails not written: *results*"])
     assert blocked.ret == plain.ret and blocked.parseoutcomes() == plain.parseoutcomes()
     assert (pytester.path / "results").read_text(encoding="utf-8") == "not a folder"
+
+
+def test_without_matplotlib_the_router_files_are_written_and_the_png_is_named(pytester: pytest.Pytester) -> None:
+    layout(pytester.path)
+    # an import of matplotlib fails in this run, as where the 'reports' extra is not installed
+    pytester.makeconftest("import sys\nsys.modules['matplotlib'] = None\n")
+    result = pytester.runpytest_subprocess("config/defaults/question_router.yaml", "--evals-suite-pattern", "*.yaml",
+                                           "--no-evals-generate", "-p", "no:cacheprovider", "--evals-govuk-outputs", "results")
+    result.stdout.fnmatch_lines(["WARNING GOV.UK outputs: *confusion_matrix.png not drawn: matplotlib is not installed*"])
+    [folder] = list((pytester.path / "results" / "question_router").iterdir())
+    assert {p.name for p in folder.iterdir()} == {"results.csv", "aggregate.csv", "miscategorised_cases.csv",
+                                                  "config.yaml", "problems.log"}

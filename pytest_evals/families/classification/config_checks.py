@@ -51,6 +51,12 @@ def notes() -> list[str]:
         return list(_notes.values())
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # One session per process in a real run; an in-process pytester run starts afresh too.
+    with _lock:
+        _notes.clear()
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_evals_summary(config: pytest.Config, summary: dict[str, Any]) -> None:
     found = notes()

@@ -6,7 +6,9 @@ writes, in its layout: ``DIR/<task>/<run start, %Y-%m-%dT%H:%M:%S>/`` (``DIR`` i
 ``miscategorised_cases.csv`` and ``confusion_matrix.png``, ``generated.jsonl`` when the
 suite generated, ``config.yaml`` and
 ``problems.log`` (not for retrieval, whose CLI sets no log up). The rows come from
-:mod:`.govuk_files`. A second suite of the same task in one run gets ``-2`` after the
+:mod:`.govuk_files`; GOV.UK-shaped rag_answers suites get their ``tidy_results.csv``,
+``results_per_input.csv`` and ``results_summary.csv`` from
+:mod:`pytest_evals.families.rag.govuk_results`, built from the cases' full results. A second suite of the same task in one run gets ``-2`` after the
 timestamp (their tool runs one task per process and would fail on the existing folder).
 """
 
@@ -124,7 +126,38 @@ def confusion_png(path: Path, labels: list[str], matrix: list[list[int]]) -> Non
         plt.close(fig)
 
 
-def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult], started: float) -> Path | None:
+def write_rag_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult],
+                    full: Sequence[Mapping[str, Any]], started: float) -> Path | None:
+    """rag_answers: their three CSVs (pandas' writer), problems.log, config.yaml, generated.jsonl."""
+    import yaml
+
+    from pytest_evals.families.rag import govuk_results as rag
+
+    if not any(rag.DETAILS_KEY in (r.get("details") or {}) for r in full) and any(
+            r.status != "error" for r in results):
+        return None  # not a GOV.UK-shaped suite: their files would not describe it
+    rows = rag.results_from_details(full)
+    folder = _new_folder(root, "rag_answers", started)
+    stamp = time.strftime(LOG_TIME_FORMAT, time.localtime(started))
+    read = {str(r.get("case_id")) for r in full if rag.DETAILS_KEY in (r.get("details") or {})}
+    lines = problem_lines("rag_answers", [r for r in results if r.case_id not in read], started)
+    lines += rag.problem_lines(rows, stamp)
+    if not rows:
+        lines.append(f"{stamp}  ERROR  pytest_evals.rag_answers: There is no data to evaluate")
+    (folder / "problems.log").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    for name, text in rag.files(rows).items():
+        with open(folder / name, "w", encoding="utf8", newline="") as fh:
+            fh.write(text)
+    generate = bool(suite.get("generate"))
+    if generate and rows:
+        (folder / "generated.jsonl").write_text(rag.generated_lines(full), encoding="utf8")
+    data = rag.config_data(dict(suite.get("config") or {}), generate)
+    (folder / "config.yaml").write_text(str(yaml.dump(data, default_flow_style=False)), encoding="utf-8")
+    return folder
+
+
+def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResult], started: float,
+                full: Sequence[Mapping[str, Any]] = (), notes: list[str] | None = None) -> Path | None:
     from pytest_evals.families.classification.govuk_files import (
         BUILDERS,
         WITH_PROBLEMS_LOG,
@@ -132,6 +165,8 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
     )
 
     task = str(suite.get("task") or "")
+    if task == "rag_answers":
+        return write_rag_suite(root, suite, results, full, started)
     if task not in BUILDERS:
         return None
     files = BUILDERS[task](results, suite)
@@ -153,9 +188,34 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
         (folder / "generated.jsonl").write_text(generated_lines(task, files["results.csv"]), encoding="utf8")
     if "confusion" in files:
         labels, matrix = files["confusion"]
-        confusion_png(folder / "confusion_matrix.png", labels, matrix)
+        try:
+            confusion_png(folder / "confusion_matrix.png", labels, matrix)
+        except ImportError:
+            # matplotlib comes with the 'reports' extra; the CSVs are written all the same
+            if notes is not None:
+                notes.append(f"WARNING GOV.UK outputs: {folder}/confusion_matrix.png not drawn: matplotlib is not "
+                             "installed (pip install 'pytest-evals[reports]')")
     (folder / "config.yaml").write_text(config_yaml(task, suite), encoding="utf-8")
     return folder
+
+
+def _full_results(report: RunReport, summary: Mapping[str, Any],
+                  by_suite: Mapping[str, Sequence[CaseResult]]) -> dict[str, list[dict[str, Any]]]:
+    """rag_answers suites' full results (details included, read back from the spool): the
+    final result of each case (a rerun's last), in case order."""
+    wanted = {str(s.get("suite")) for s in summary.get("suites") or [] if s.get("task") == "rag_answers"}
+    if not wanted:
+        return {}
+    final = {(sid, r.case_id): r.index for sid in wanted for r in by_suite.get(sid, [])}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in report.iter_full_results():
+        key = (str(item.get("suite")), str(item.get("case_id")))
+        if key in final:
+            latest[key] = item
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (sid, _cid), item in sorted(latest.items(), key=lambda kv: (kv[0][0], final[kv[0]], kv[0][1])):
+        out.setdefault(sid, []).append(item)
+    return out
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -165,10 +225,12 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
         return
     started = float(summary.get("started_at") or time.time())
     by_suite = report.results_by_suite()
+    full = _full_results(report, summary, by_suite)
     written: list[str] = []
     for suite in summary.get("suites") or []:
+        sid = str(suite.get("suite"))
         try:
-            folder = write_suite(root, suite, by_suite.get(str(suite.get("suite")), []), started)
+            folder = write_suite(root, suite, by_suite.get(sid, []), started, full.get(sid, []), written)
         except OSError as exc:
             written.append(f"ERROR GOV.UK outputs for {suite.get('name')} not written: {exc}")
             continue
@@ -180,4 +242,4 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
 @pytest.hookimpl(optionalhook=True)
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
     for line in config.stash.get(_WRITTEN, []):
-        terminalreporter.write_line(line, red=line.startswith("ERROR"))
+        terminalreporter.write_line(line, red=line.startswith("ERROR"), yellow=line.startswith("WARNING"))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
+from pytest_evals.families.classification.govuk_rows import check_row
 from pytest_evals.metrics.label_metrics import f_beta
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import ErrorKind, TargetError
@@ -137,7 +138,9 @@ class Retrieval(Task[Any]):
         return specs or list(DEFAULT_CASE_METRICS)
 
     def validate_case(self, data: Any, ref: CaseRef) -> Any:
-        return validate(RetrievalInput if self.config.generate else RetrievalCase, data, ref.source)
+        case = validate(RetrievalInput if self.config.generate else RetrievalCase, data, ref.source)
+        check_row(self.name, data, ref.source, getattr(self.config, "govuk_layout", False), self.config.generate)
+        return case
 
     async def generate(self, case: Any, ref: CaseRef, ctx: EvalContext) -> Any:
         target = ctx.target(self.suite)

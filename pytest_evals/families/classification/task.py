@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypedDict, cast
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
+from pytest_evals.families.classification.govuk_rows import check_row
 from pytest_evals.families.classification.label_task import (
     LabelTask,
     first_model,
@@ -135,7 +136,9 @@ class _GovukLabelTask(LabelTask):
 
     def validate_case(self, data: Any, ref: CaseRef) -> Any:
         model = self.input_model if self.config.generate else self.case_model
-        return validate(model, data, ref.source)
+        case = validate(model, data, ref.source)
+        check_row(self.name, data, ref.source, getattr(self.config, "govuk_layout", False), self.config.generate)
+        return case
 
     def generated_record(self, case: Any, ref: CaseRef) -> Any:
         record = super().generated_record(case, ref)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
+from pytest_evals.families.classification.govuk_rows import check_row
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import ErrorKind, TargetError
 from pytest_evals.model.metric_value import MetricTree, count, proportion
@@ -92,6 +93,7 @@ class TopicTagger(Task[TopicCase]):
 
     def validate_case(self, data: Any, ref: CaseRef) -> TopicCase:
         case: TopicCase = validate(TopicCase, data, ref.source)
+        check_row(self.name, data, ref.source, getattr(self.config, "govuk_layout", False), self.config.generate)
         return case
 
     async def generate(self, case: TopicCase, ref: CaseRef, ctx: EvalContext) -> TopicCase:

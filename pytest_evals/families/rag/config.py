@@ -139,7 +139,12 @@ class RagMetricSpec(MetricSpec):
 
 
 class RagConfig(SuiteConfig):
+    # A dumped config (config.json of a run folder) names the kept fields by their Python name.
+    model_config = ConfigDict(populate_by_name=True)
+
     metrics: list[RagMetricSpec] = Field(min_length=1)  # type: ignore[assignment]
+    #: Fields of a file in GOV.UK's layout that no pytest_evals model knows (kept, not used).
+    govuk_unknown_fields: dict[str, Any] = Field(default_factory=dict, alias="__govuk_unknown_fields__")
     #: Faithfulness counts an "idk" claim (the context says nothing either way) against
     #: the answer, as GOV.UK Chat's DeepEval setting ``penalize_ambiguous_claims=True``
     #: does; false counts only contradicted claims against it.
@@ -158,6 +163,16 @@ class RagConfig(SuiteConfig):
     #: Score our metric names with the DeepEval classes GOV.UK's configs use: ``auto``
     #: (GOV.UK-shaped suites, when DeepEval is installed), ``always`` or ``never``.
     deepeval_metrics: Literal["auto", "always", "never"] = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _their_rules(cls, data: Any, info: Any) -> Any:  # info: pydantic.ValidationInfo
+        """A file in GOV.UK's layout: their unknown-field and judge-model rules (:mod:`.govuk_rules`)."""
+        from pytest_evals.families.rag.govuk_rules import keep_unknown
+
+        known = {f.alias or name for name, f in cls.model_fields.items()} | set(cls.model_fields)
+        metric_known = {f.alias or name for name, f in RagMetricSpec.model_fields.items()} | set(RagMetricSpec.model_fields)
+        return keep_unknown(data, known, metric_known, info.context)
 
     @field_validator("metrics")
     @classmethod

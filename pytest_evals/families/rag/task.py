@@ -158,6 +158,11 @@ class RagAnswers(Task[RagCase]):
             extra["judge_personas"] = {name: j.persona for name, j in judges.items()}
             if inputs.judge_contexts is not None:
                 extra["judge_contexts"] = list(inputs.judge_contexts)
+        if govuk:
+            from pytest_evals.families.rag.govuk_results import DETAILS_KEY, case_fields
+
+            # what GOV.UK's own result files hold (--evals-govuk-outputs): the case as read
+            extra[DETAILS_KEY] = case_fields(case)
         result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
         result.data["judge_models"] = models
         classes = {spec.name: spec.deepeval for spec in specs if spec.deepeval and judge == "llm"}
