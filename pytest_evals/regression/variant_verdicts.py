@@ -475,6 +475,22 @@ def _gates(config: pytest.Config, summary: SuiteSummary, task: VariantTask, by_v
                     out.append({"variant": v.name, "kind": kind, "against": g.variant, "metric": g.metric,
                                 "margin": g.margin, "status": "failed", "verdict": None, "passed": False, "reason": text})
                     continue
+                other = task.by_name[g.variant]
+                reported = _value(summary, g.variant, g.metric)
+                by_rule = value_by_rule(other.task, g.metric, list(by_variant[g.variant].values()))
+                if reported is not None and by_rule is not None and \
+                        abs(by_rule - reported) > 1e-6 * max(1.0, abs(by_rule)):
+                    # The rule exists but measures something else here (a multiclass
+                    # precision read as "yes vs rest"): a verdict on it would not be about
+                    # the metric the suite reports.
+                    text = (f"{head}: the paired test's rule for {g.metric!r} gives {by_rule:.6g} over variant "
+                            f"{g.variant}'s cases, but its {g.metric} is {reported:.6g}: the gate would test another "
+                            "quantity")
+                    summary.add_problem(text)
+                    out.append({"variant": v.name, "kind": kind, "against": g.variant, "metric": g.metric,
+                                "margin": g.margin, "status": "failed", "verdict": None, "passed": False,
+                                "reason": text})
+                    continue
                 r = p.rows
                 op = "max_rise" if kind == "better_than" else "max_drop"
                 test = compare_ratio(r[:, 0], r[:, 1], r[:, 2], r[:, 3], lower_is_better=kind == "better_than",
