@@ -215,3 +215,32 @@ def test_detectable_difference_thresholds_are_the_power_analysis_ones(n: int) ->
     found = mcnemar_detectable(n, 0.05, 0.05)
     if found is not None:
         assert power(n, found, 0.05, 0.025) >= 0.8 > power(n, max(0.0, found - 1e-3), 0.05, 0.025)
+
+
+def test_a_case_whose_variants_run_on_two_workers_gives_the_plain_numbers(pytester: pytest.Pytester,
+                                                                          server: FakeOpenAI) -> None:
+    """The verdicts are built by the controller from every worker's results: a case whose
+    variants the block scheduling splits between workers is paired all the same."""
+    pytest.importorskip("xdist")
+    import re
+
+    n = 31  # 93 items in two blocks of 46 and 47: case c15's variants straddle the boundary
+    variants = [{**THREE[0], "better_than": {"variant": "bad", "metric": "accuracy"}},
+                {**THREE[1], "no_worse_than": {"variant": "good", "metric": "f1", "margin": 0.1}}, THREE[2]]
+    write_suite(pytester.path, n=n, variants=variants, thresholds={"accuracy": {"min": 0.5}})
+    plain_result, plain = run(pytester, server, cache="c1", out="plain.json", subprocess=True)
+    xdist_result, xdist = run(pytester, server, "-n", "2", "-v", cache="c2", out="xdist.json")
+    workers: dict[str, set[str]] = {}
+    for line in xdist_result.stdout.lines:
+        found = re.search(r"\[(gw\d+)\].*jb\.eval\.yaml::(c\d+)\[(\w+)\]", line)
+        if found:
+            workers.setdefault(found.group(2), set()).add(found.group(1))
+    assert len(workers) == n
+    split = sorted(c for c, ws in workers.items() if len(ws) > 1)
+    assert split == ["c15"], workers
+    assert plain_result.ret == xdist_result.ret == 1  # bad misses its threshold in both
+    assert _stable(plain) == _stable(xdist)
+    block = suite_of(xdist)["variants"]
+    assert {c["paired"] for c in block["comparisons"] if c["metric"] == "accuracy"} == {n}
+    assert {(g["variant"], g["verdict"]) for g in block["gates"]} == {("good", "better"), ("mid", "worse")}
+    assert all(g["paired"] == n for g in block["gates"])
