@@ -195,6 +195,7 @@ def load_with_variants(
 ) -> tuple[Suite, Task[Any]] | None:
     """The suite and its :class:`VariantTask` when it has variants (its own or the command
     line's that apply to it); None for a suite without (loaded as before)."""
+    from pytest_evals.collection.variant_outputs import recording_class
     from pytest_evals.suites.suite_config import load_suite
     from pytest_evals.suites.variant_config import (
         applicable,
@@ -230,7 +231,8 @@ def load_with_variants(
             raise SuiteConfigError("\n".join([f"{path}: variant {v.name!r}: invalid configuration",
                                               *(f"  {p}" for p in problems)]))
         suite.variant = v.name
-        variants.append(Variant(v.name, suite, task_cls(suite), v))
+        # The variant's task records what it produced for each case (variant_outputs.py).
+        variants.append(Variant(v.name, suite, recording_class(task_cls)(suite), v))
     task = VariantTask(base, task_cls(base), variants, spec)
     if spec.compare_metrics or any(v.better_than or v.no_worse_than for v in spec.variants):
         from pytest_evals.collection.variant_gate_metrics import check_variant_metrics
