@@ -137,12 +137,13 @@ def case_rows(suite: Mapping[str, Any], results: Iterable[CaseResult]) -> list[d
     return out
 
 
-def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> str:
+def matrix_html(suite: Mapping[str, Any]) -> str:
+    """The suite's matrix (metrics x variants, values with intervals, then cases and
+    usage), its paired comparisons, the best variant, the variant gates and the suite's
+    reasons: the same text as the terminal's, as HTML."""
     block = suite.get("variants") or {}
-    names: list[str] = list(block.get("names") or [])
     alpha = block.get("alpha", 0.05)
-    out = [f'<section class="suite"><h2>{_e(suite.get("name"))} <small>[{_e(suite.get("task"))}] '
-           f'{_e(suite.get("suite"))}: {"PASSED" if suite.get("passed") else "FAILED"}</small></h2>']
+    out = []
     matrix = matrix_rows(suite, verbose=False)
     out.append('<table class="matrix"><thead><tr>' + "".join(f"<th>{_e(c)}</th>" for c in matrix[0]) + "</tr></thead><tbody>")
     for mrow in matrix[1:]:
@@ -159,6 +160,15 @@ def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> st
     out.append("</ul>")
     for reason in suite.get("reasons") or []:
         out.append(f'<p class="worse">{_e(reason)}</p>')
+    return "\n".join(out)
+
+
+def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> str:
+    block = suite.get("variants") or {}
+    names: list[str] = list(block.get("names") or [])
+    out = [f'<section class="suite"><h2>{_e(suite.get("name"))} <small>[{_e(suite.get("task"))}] '
+           f'{_e(suite.get("suite"))}: {"PASSED" if suite.get("passed") else "FAILED"}</small></h2>']
+    out.append(matrix_html(suite))
     rows = case_rows(suite, results)
     disagree = sum(1 for r in rows if r["disagree"])
     has_expected = any(r["expected"] is not None for r in rows)
@@ -229,6 +239,18 @@ def pytest_evals_suite_folder(config: pytest.Config, folder: Path, suite: dict[s
     atomic_write(folder / "variants.html",
                  redact.scrub(render_page([(suite, results)], f"{suite.get('name')}: variants")))
     return {"variants_html": f"{folder.name}/variants.html"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
+                                session: pytest.Session) -> None:
+    """pytest-html's ``--html`` report: the variant matrix of every suite with variants,
+    after the run's own summary section."""
+    from pytest_evals.reports.variant_pytest_html import summary_section
+
+    section = summary_section(session.config)
+    if section:
+        postfix.append(section)
 
 
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:
