@@ -248,7 +248,7 @@ def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: 
     after the run's own summary section."""
     from pytest_evals.reports.variant_pytest_html import summary_section
 
-    section = summary_section(session.config)
+    section = summary_section(session.config, matrix_html)
     if section:
         postfix.append(section)
 

@@ -15,6 +15,7 @@ report pytest-html already renders row by row.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -32,10 +33,10 @@ _CSS = """
 """
 
 
-def summary_section(config: pytest.Config) -> str | None:
-    """The section's HTML (None: no suite of the run has variants)."""
+def summary_section(config: pytest.Config, matrix_html: Callable[[Mapping[str, Any]], str]) -> str | None:
+    """The section's HTML (None: no suite of the run has variants); ``matrix_html``
+    renders one suite's matrix and verdicts (the variants page's own)."""
     from pytest_evals.controller.run_report import get_run_report
-    from pytest_evals.reports.variant_matrix_html import matrix_html
 
     report = get_run_report(config)
     if report is None:
