@@ -118,17 +118,24 @@ class VariantTask(Task[Any]):
         #: For membership tests only; :attr:`order` is the variants' order.
         self.names = frozenset(self.by_name)
         self.order = [v.name for v in variants]
+        self._refs: list[CaseRef] | None = None
 
     @property
     def reference(self) -> str:
         return self.spec.reference_name
 
     # -- collection -------------------------------------------------------------------
+    def base_refs(self) -> list[CaseRef]:
+        """The suite's cases (ids made unique), read once for every variant and check."""
+        if self._refs is None:
+            from pytest_evals.collection.case_ids import unique_refs
+
+            self._refs = list(unique_refs(self.base.case_refs()))
+        return self._refs
+
     def variant_refs(self) -> Iterator[tuple[CaseRef, Variant]]:
         """Every (case, variant) pair, case-major; ids made unique once, then suffixed."""
-        from pytest_evals.collection.case_ids import unique_refs
-
-        for ref in unique_refs(self.base.case_refs()):
+        for ref in self.base_refs():
             for v in self.variants:
                 yield dataclasses.replace(ref, case_id=f"{ref.case_id}[{v.name}]", meta=dict(ref.meta)), v
 
@@ -138,6 +145,19 @@ class VariantTask(Task[Any]):
 
     def needs_engine(self) -> bool:
         return any(v.task.needs_engine() for v in self.variants)
+
+    def named_metrics(self) -> Iterator[tuple[str, str, Task[Any]]]:
+        """(field, metric, task) for every metric the suite's variant fields name: each gate's
+        metric in the tasks of both its variants, each of ``compare_metrics`` in the reference's."""
+        for v in self.variants:
+            for kind, gates in (("better_than", v.spec.better_than), ("no_worse_than", v.spec.no_worse_than)):
+                for i, g in enumerate(gates):
+                    where = f"variants.{v.name}.{kind}" + (f"[{i}]" if len(gates) > 1 else "") + ".metric"
+                    yield where, g.metric, self.by_name[g.variant].task
+                    yield where, g.metric, v.task
+        ref = self.by_name[self.reference].task
+        for metric in self.spec.compare_metrics or []:
+            yield "compare_metrics", metric, ref
 
     # -- controller -------------------------------------------------------------------
     def variant_of(self, result: CaseResult) -> str | None:
@@ -175,6 +195,7 @@ def load_with_variants(
 ) -> tuple[Suite, Task[Any]] | None:
     """The suite and its :class:`VariantTask` when it has variants (its own or the command
     line's that apply to it); None for a suite without (loaded as before)."""
+    from pytest_evals.collection.variant_outputs import recording_class
     from pytest_evals.suites.suite_config import load_suite
     from pytest_evals.suites.variant_config import (
         applicable,
@@ -210,8 +231,14 @@ def load_with_variants(
             raise SuiteConfigError("\n".join([f"{path}: variant {v.name!r}: invalid configuration",
                                               *(f"  {p}" for p in problems)]))
         suite.variant = v.name
-        variants.append(Variant(v.name, suite, task_cls(suite), v))
-    return base, VariantTask(base, task_cls(base), variants, spec)
+        # The variant's task records what it produced for each case (variant_outputs.py).
+        variants.append(Variant(v.name, suite, recording_class(task_cls)(suite), v))
+    task = VariantTask(base, task_cls(base), variants, spec)
+    if spec.compare_metrics or any(v.better_than or v.no_worse_than for v in spec.variants):
+        from pytest_evals.collection.variant_gate_metrics import check_variant_metrics
+
+        check_variant_metrics(config, path, task.named_metrics(), task.base_refs)
+    return base, task
 
 
 def variant_items(task: Any) -> Iterator[tuple[int, CaseRef, Task[Any]]]:

@@ -27,6 +27,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    from pytest_evals.collection.variant_gate_metrics import PAIRED_RULE_KEY
+
+    # Collection checks the metrics variant gates name; the paired rules are this layer's.
+    config.stash[PAIRED_RULE_KEY] = has_paired_rule
     model = config.getoption("evals_model", None)
     if not config.getoption("evals_variant", None) and not (isinstance(model, str) and "," in model):
         return  # every run imports this plugin: nothing heavy unless variants are asked for
@@ -34,6 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     split_model_option(config)
     cli_variants(config)  # a malformed --evals-variant is a usage error now
+
+
+def has_paired_rule(task: Task[Any], metric: str) -> bool:
+    from pytest_evals.regression.variant_verdicts import contribution_rule
+
+    return contribution_rule(task, metric) is not None
 
 
 @pytest.hookimpl(trylast=True)  # after the regression plugin recorded the suite's settings

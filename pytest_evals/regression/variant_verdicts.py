@@ -48,7 +48,13 @@ from pytest_evals.regression.drop_gates import (
     RegressionGate,
     judge,
 )
-from pytest_evals.regression.paired_tests import PairedTest, compare_ratio
+from pytest_evals.regression.paired_tests import (
+    DRAWS,
+    PairedTest,
+    _randomization_p,
+    _seed,
+    compare_ratio,
+)
 
 if TYPE_CHECKING:
     import pytest
@@ -307,9 +313,27 @@ def compare(p: Pairing, variant: str, against: str, metric: str, tag: str) -> Co
         assert lower.worse is not None and lower.better is not None
         p_two = two_sided_mcnemar(lower.worse, lower.better)
     else:
-        higher = compare_ratio(r[:, 0], r[:, 1], r[:, 2], r[:, 3], lower_is_better=True, tag=tag)
-        p_two = min(1.0, 2 * min(lower.p_value, higher.p_value or 1.0))
+        # The other tail from the same draws (compare_ratio seeds them by tag and n): what
+        # compare_ratio(..., lower_is_better=True) would say, without its second bootstrap
+        # interval.
+        higher = _randomization_p(r[:, 0], r[:, 1], r[:, 2], r[:, 3], lower.diff, 1.0, DRAWS,
+                                  _seed(p.n, "perm" + tag))
+        p_two = min(1.0, 2 * min(lower.p_value, higher))
     return Comparison(variant, against, metric, lower, p_two)
+
+
+def flipped(c: Comparison) -> Comparison:
+    """``c`` read the other way round (``against`` minus ``variant``): the same two-sided
+    p-value (both tails of one set of draws, or McNemar's symmetric test), the difference
+    and its interval negated, the discordant counts swapped."""
+    t = c.test
+    test = PairedTest(t.current, t.baseline, None if t.diff is None else -t.diff,
+                      None if t.ci is None else (-t.ci[1], -t.ci[0]), None, t.method, t.n, t.better, t.worse, t.reason)
+    out = Comparison(c.against, c.variant, c.metric, test, c.p_value, detectable=c.detectable)
+    if "pairing" in c.extra:
+        rows = c.extra["pairing"].rows
+        out.extra["pairing"] = Pairing(rows[:, [2, 3, 0, 1]])
+    return out
 
 
 def _verdict(c: Comparison, alpha: float) -> str:
@@ -419,12 +443,24 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
             cache[key] = pair(task.by_name[a].task, metric, by_variant[a], by_variant[b])
         return cache[key]
 
+    done: dict[tuple[str, str, str], Comparison | None] = {}
+
     def run(variant: str, against: str, metric: str) -> Comparison | None:
+        key = (variant, against, metric)
+        if key in done:
+            return done[key]
+        mirror = done.get((against, variant, metric))
+        if mirror is not None:
+            # The best-variant tests pair the same variants again: the reference's
+            # comparison read the other way round is the same test.
+            return flipped(mirror)
         p = pairing(against, variant, metric)
         if p is None:
+            done[key] = None
             return None
         c = compare(p, variant, against, metric, tag=f"{summary.suite}:{against}:{variant}:{metric}")
         c.extra["pairing"] = p
+        done[key] = c
         return c
 
     comparisons = [c for v in task.order if v != ref for m in metrics if (c := run(v, ref, m)) is not None]
@@ -474,6 +510,22 @@ def _gates(config: pytest.Config, summary: SuiteSummary, task: VariantTask, by_v
                     summary.add_problem(text)
                     out.append({"variant": v.name, "kind": kind, "against": g.variant, "metric": g.metric,
                                 "margin": g.margin, "status": "failed", "verdict": None, "passed": False, "reason": text})
+                    continue
+                other = task.by_name[g.variant]
+                reported = _value(summary, g.variant, g.metric)
+                by_rule = value_by_rule(other.task, g.metric, list(by_variant[g.variant].values()))
+                if reported is not None and by_rule is not None and \
+                        abs(by_rule - reported) > 1e-6 * max(1.0, abs(by_rule)):
+                    # The rule exists but measures something else here (a multiclass
+                    # precision read as "yes vs rest"): a verdict on it would not be about
+                    # the metric the suite reports.
+                    text = (f"{head}: the paired test's rule for {g.metric!r} gives {by_rule:.6g} over variant "
+                            f"{g.variant}'s cases, but its {g.metric} is {reported:.6g}: the gate would test another "
+                            "quantity")
+                    summary.add_problem(text)
+                    out.append({"variant": v.name, "kind": kind, "against": g.variant, "metric": g.metric,
+                                "margin": g.margin, "status": "failed", "verdict": None, "passed": False,
+                                "reason": text})
                     continue
                 r = p.rows
                 op = "max_rise" if kind == "better_than" else "max_drop"

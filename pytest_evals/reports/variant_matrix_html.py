@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from pytest_evals.collection.variant_outputs import OUTPUT_KEY
+from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.output.variant_tables import best_text, comparison_text, matrix_rows
 
@@ -38,6 +40,7 @@ th{background:#f3f3f3}table.cases th{position:sticky;top:38px;z-index:1}
 td.passed{background:#eaf7ea}td.failed{background:#fdeaea}td.error{background:#fff1d6}td.skipped{background:#eee}
 td .st{font-weight:600;font-size:12px;text-transform:uppercase;margin-right:6px}
 td .out{white-space:pre-wrap;word-break:break-word}
+td .lbl{color:#555;font-size:12px;margin-left:6px;white-space:nowrap}
 tr.disagree td:first-child{border-left:4px solid #c60}
 table.only-disagree tr.agree{display:none}
 tr.hidden{display:none}
@@ -70,23 +73,37 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def output_text(result: CaseResult | Mapping[str, Any]) -> str:
-    """What a variant answered for a case: its ``actual``/``predicted`` output when the
-    task records one, else its scores; then the message of a failed or erroring case."""
-    data = result.data if isinstance(result, CaseResult) else result.get("data") or {}
-    scores = result.scores if isinstance(result, CaseResult) else result.get("scores") or {}
-    parts = []
+def _label(data: Mapping[str, Any]) -> str | None:
     for key in ("actual", "predicted", "answer", "output", "verdict"):
         if key in data and data[key] is not None:
             value = data[key]
-            parts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-            break
-    else:
-        if scores:
-            parts.append(", ".join(f"{k} {v:.3g}" if isinstance(v, (int, float)) else f"{k} {v}"
-                                   for k, v in list(scores.items())[:4]))
-    text = " ".join(str(p) for p in parts)
-    return text[:CELL_CHARS]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return None
+
+
+def output_parts(result: CaseResult | Mapping[str, Any]) -> tuple[str, str]:
+    """(what the variant produced for the case, the label its task read from it): the
+    raw output the variant's task recorded (``data["variant_output"]``, see
+    :mod:`pytest_evals.collection.variant_outputs`) and its ``actual``/``predicted``
+    label; without a recorded output, the label alone (else the case's scores)."""
+    data = result.data if isinstance(result, CaseResult) else result.get("data") or {}
+    scores = result.scores if isinstance(result, CaseResult) else result.get("scores") or {}
+    raw = data.get(OUTPUT_KEY)
+    label = _label(data)
+    if isinstance(raw, str):
+        return raw[:CELL_CHARS] + ("…" if len(raw) > CELL_CHARS else ""), ("" if label is None else label[:CELL_CHARS])
+    if label is not None:
+        return label[:CELL_CHARS], ""
+    if scores:
+        return ", ".join(f"{k} {v:.3g}" if isinstance(v, (int, float)) else f"{k} {v}"
+                         for k, v in list(scores.items())[:4])[:CELL_CHARS], ""
+    return "", ""
+
+
+def output_text(result: CaseResult | Mapping[str, Any]) -> str:
+    """The cell's text: the variant's output, then `` -> label`` when the task read one."""
+    raw, label = output_parts(result)
+    return f"{raw} -> {label}" if label else raw
 
 
 def _message(result: CaseResult) -> str:
@@ -108,7 +125,11 @@ def case_rows(suite: Mapping[str, Any], results: Iterable[CaseResult]) -> list[d
         row = rows.setdefault(base, {"case": base, "index": r.index, "expected": None, "cells": {}})
         if row["expected"] is None and isinstance(r.data, dict) and "expected" in r.data:
             row["expected"] = r.data["expected"]
-        row["cells"][variant] = (r.status, output_text(r), _message(r))
+        parts = output_parts(r)
+        if not parts[0] and r.status in ("error", "skipped"):
+            # Nothing was produced: the cell says why (the whole message on hover).
+            parts = (_message(r), "")
+        row["cells"][variant] = (r.status, parts, _message(r))
     out = sorted(rows.values(), key=lambda row: (row["index"], row["case"]))
     for row in out:
         seen = {(c[0], c[1]) for c in row["cells"].values()}
@@ -116,12 +137,13 @@ def case_rows(suite: Mapping[str, Any], results: Iterable[CaseResult]) -> list[d
     return out
 
 
-def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> str:
+def matrix_html(suite: Mapping[str, Any]) -> str:
+    """The suite's matrix (metrics x variants, values with intervals, then cases and
+    usage), its paired comparisons, the best variant, the variant gates and the suite's
+    reasons: the same text as the terminal's, as HTML."""
     block = suite.get("variants") or {}
-    names: list[str] = list(block.get("names") or [])
     alpha = block.get("alpha", 0.05)
-    out = [f'<section class="suite"><h2>{_e(suite.get("name"))} <small>[{_e(suite.get("task"))}] '
-           f'{_e(suite.get("suite"))}: {"PASSED" if suite.get("passed") else "FAILED"}</small></h2>']
+    out = []
     matrix = matrix_rows(suite, verbose=False)
     out.append('<table class="matrix"><thead><tr>' + "".join(f"<th>{_e(c)}</th>" for c in matrix[0]) + "</tr></thead><tbody>")
     for mrow in matrix[1:]:
@@ -138,6 +160,15 @@ def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> st
     out.append("</ul>")
     for reason in suite.get("reasons") or []:
         out.append(f'<p class="worse">{_e(reason)}</p>')
+    return "\n".join(out)
+
+
+def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> str:
+    block = suite.get("variants") or {}
+    names: list[str] = list(block.get("names") or [])
+    out = [f'<section class="suite"><h2>{_e(suite.get("name"))} <small>[{_e(suite.get("task"))}] '
+           f'{_e(suite.get("suite"))}: {"PASSED" if suite.get("passed") else "FAILED"}</small></h2>']
+    out.append(matrix_html(suite))
     rows = case_rows(suite, results)
     disagree = sum(1 for r in rows if r["disagree"])
     has_expected = any(r["expected"] is not None for r in rows)
@@ -156,9 +187,11 @@ def suite_section(suite: Mapping[str, Any], results: Sequence[CaseResult]) -> st
             if got is None:
                 cells.append('<td class="skipped"><span class="st">not run</span></td>')
                 continue
-            status, text, message = got
+            status, (raw, label), message = got
             title = f' title="{_e(message)}"' if message else ""
-            cells.append(f'<td class="{_e(status)}"{title}><span class="st">{_e(status)}</span><span class="out">{_e(text)}</span></td>')
+            shown = f'<span class="lbl">-&gt; {_e(label)}</span>' if label else ""
+            cells.append(f'<td class="{_e(status)}"{title}><span class="st">{_e(status)}</span>'
+                         f'<span class="out">{_e(raw)}</span>{shown}</td>')
         out.append(f'<tr class="{cls}">' + "".join(cells) + "</tr>")
     out.append("</tbody></table></section>")
     return "\n".join(out)
@@ -186,7 +219,9 @@ def pytest_evals_write_outputs(config: pytest.Config, summary: dict[str, Any], r
     if not suites:
         return
     by_suite = report.results_by_suite()
-    page = render_page([(s, by_suite.get(s["suite"], [])) for s in suites])
+    # Every text on the page is masked once more as a whole: a secret in a case's
+    # message or a suite name must not reach the file either.
+    page = redact.scrub(render_page([(s, by_suite.get(s["suite"], [])) for s in suites]))
     from pytest_evals.output.artifacts import atomic_write
 
     target = Path(path)
@@ -201,8 +236,21 @@ def pytest_evals_suite_folder(config: pytest.Config, folder: Path, suite: dict[s
         return None
     from pytest_evals.output.artifacts import atomic_write
 
-    atomic_write(folder / "variants.html", render_page([(suite, results)], f"{suite.get('name')}: variants"))
+    atomic_write(folder / "variants.html",
+                 redact.scrub(render_page([(suite, results)], f"{suite.get('name')}: variants")))
     return {"variants_html": f"{folder.name}/variants.html"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str],
+                                session: pytest.Session) -> None:
+    """pytest-html's ``--html`` report: the variant matrix of every suite with variants,
+    after the run's own summary section."""
+    from pytest_evals.reports.variant_pytest_html import summary_section
+
+    section = summary_section(session.config, matrix_html)
+    if section:
+        postfix.append(section)
 
 
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: pytest.TerminalReporter) -> None:

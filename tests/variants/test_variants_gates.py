@@ -218,3 +218,47 @@ def test_a_variant_cannot_change_the_cases(pytester: pytest.Pytester, server: Fa
     result, _summary = run(pytester, server)
     result.stdout.fnmatch_lines(["*variant 'other': set.input_path: variants run the suite's own cases*"])
     assert result.ret == 1
+
+
+@pytest.mark.parametrize(
+    ("gate_field", "gate", "message"),
+    [
+        ("better_than", {"variant": "good", "metric": "acuracy"},
+         "*jb.eval.yaml: variants.mid.better_than.metric 'acuracy': the jailbreak_guardrails task computes no "
+         "metric 'acuracy' for this suite (metrics a paired test can compare: accuracy, f1, f2, precision, recall)*"),
+        ("no_worse_than", [{"variant": "good", "metric": "accuracy"}, {"variant": "good", "metric": "faithfulness.mean"}],
+         "*jb.eval.yaml: variants.mid.no_worse_than[[]1[]].metric 'faithfulness.mean': the jailbreak_guardrails task "
+         "computes no metric 'faithfulness.mean'*"),
+        ("no_worse_than", {"variant": "good", "metric": "tp"},
+         "*jb.eval.yaml: variants.mid.no_worse_than.metric 'tp': 'tp' has no paired test*"),
+        ("better_than", {"variant": "huge", "metric": "accuracy"},
+         "*jb.eval.yaml: variants.mid.better_than.variant 'huge' is not a variant (good, mid)*"),
+    ],
+)
+def test_a_gate_on_an_unknown_metric_or_variant_is_a_config_error_at_collection(
+    pytester: pytest.Pytester, server: FakeOpenAI, gate_field: str, gate: Any, message: str
+) -> None:
+    variants = [THREE[0], {**THREE[1], gate_field: gate}]
+    write_suite(pytester.path, n=3, variants=variants)
+    write_suite(pytester.path, name="other", n=3)
+    collected = pytester.runpytest("--collect-only", "-q", *endpoint(server, pytester.path))
+    ids = [line for line in collected.stdout.lines if "::" in line]
+    # the suite is one erroring item from the start: none of its cases is collected or sent
+    assert "jb.eval.yaml::suite-error" in ids and not any(i.startswith("jb.eval.yaml::c") for i in ids)
+    assert server.stats()["received"] == 0
+    result, summary = run(pytester, server)
+    result.stdout.fnmatch_lines([message])
+    names = {s["name"]: s for s in summary["suites"]}
+    # the other suite still ran, its three cases measured
+    assert not names["jb.eval.yaml"]["passed"] and names["other"]["cases"]["total"] == 3
+    assert names["other"]["metrics"]["accuracy"]["value"] == pytest.approx(1 / 3)
+    assert server.stats()["received"] == 3  # the other suite's cases only
+    assert result.ret == 1
+
+
+def test_compare_metrics_naming_no_metric_is_a_config_error(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    write_suite(pytester.path, n=3, variants=THREE[:2], compare_metrics=["accuracy", "f3"])
+    result, _summary = run(pytester, server)
+    result.stdout.fnmatch_lines(["*jb.eval.yaml: compare_metrics 'f3': the jailbreak_guardrails task computes no "
+                                 "metric 'f3'*"])
+    assert result.ret == 1 and server.stats()["received"] == 0

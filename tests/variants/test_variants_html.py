@@ -101,3 +101,70 @@ def test_thousand_cases_by_three_variants_load_fast_and_read_well(browser: Any, 
     assert shot.stat().st_size > 10_000
     assert console_errors(browser) == []
     print(json.dumps({"load_s": round(loaded, 3), "bytes": page.stat().st_size, "disagree": disagree}))
+
+
+SECRET = "sk-test-variant-outputs-4242"
+
+
+def _chatty(request: dict[str, Any]) -> str:
+    """Two models that answer in sentences: markup, the API key, a long tail; m-b
+    answers case q01 with a word naming no label."""
+    from pytest_evals.testing.fake_openai import last_user_message
+
+    model = str(request.get("model"))
+    import re
+
+    i = int(re.search(r"q(\d+)", last_user_message(request)).group(1))  # type: ignore[union-attr]
+    if model == "m-b" and i == 1:
+        return "maybe"
+    answer = "escalate" if (i % 3 == 0) != (model == "m-b" and i == 0) else "answer"
+    tail = " tail" * 600 if i == 2 else ""
+    return f"{answer} <script>alert('{model}')</script> says {model} with {SECRET}{tail}"
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_each_variant_output_is_shown_side_by_side(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                   workers: str | None) -> None:
+    if workers:
+        pytest.importorskip("xdist")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    # a classification task: it reads the label a sentence names
+    (pytester.path / "data").mkdir()
+    (pytester.path / "data" / "jb.jsonl").write_text("".join(
+        json.dumps({"id": f"c{i:02d}", "question": f"q{i:02d}: is this a jailbreak?",
+                    "expected": "escalate" if i % 3 == 0 else "answer"}) + "\n" for i in range(4)), encoding="utf-8")
+    (pytester.path / "jb.eval.yaml").write_text(
+        "task: classification\ngenerate: true\ninput_path: data/jb.jsonl\nlabels: [escalate, answer]\npositive_label: escalate\n"
+        "target: {model: m-a, system_prompt: Answer yes or no.}\n"
+        "variants: [{name: a, model: m-a}, {name: b, model: m-b}]\n", encoding="utf-8")
+    with FakeOpenAI(responder=_chatty) as srv:
+        args = endpoint(srv, pytester.path, "--evals-variants-html", "v.html", "--evals-json", "s.json",
+                        *(["-n", workers] if workers else []))
+        result = pytester.runpytest_subprocess(*args) if workers else pytester.runpytest(*args)
+    assert result.ret == 1  # m-b's c00 is wrong and its c01 is an error
+    summary = json.loads((pytester.path / "s.json").read_text(encoding="utf-8"))
+    outputs = {c["case_id"]: c["data"].get("variant_output") for c in summary["suites"][0]["case_results"]}
+    # the JSON: each case of each variant with the model's own words, secrets masked
+    assert outputs["c00[a]"] == "escalate <script>alert('m-a')</script> says m-a with ***"
+    assert outputs["c00[b]"] == "answer <script>alert('m-b')</script> says m-b with ***"
+    assert outputs["c03[a]"].startswith("escalate ") and outputs["c01[a]"].startswith("answer ")
+    long = outputs["c02[a]"]
+    # the client masks the key in replies as they arrive: the length is that of the masked reply
+    full = len(_chatty({"model": "m-a", "messages": [{"role": "user", "content": "q02"}]}).replace(SECRET, "***"))
+    assert long.endswith(f"… ({full:,} characters)") and len(long) < 1100
+    assert outputs["c01[b]"] is None  # an erroring case has no output in data (it would feed the aggregates)
+    page = (pytester.path / "v.html").read_text(encoding="utf-8")
+    assert SECRET not in page and SECRET not in (pytester.path / "s.json").read_text(encoding="utf-8")
+    assert "<script>alert(" not in page  # every output is escaped
+    rows = {r.split("</td>", 1)[0]: r for r in page.split('<tr class="')[1:] if "<td>c0" in r}
+    c00 = next(r for k, r in rows.items() if k.endswith("c00"))
+    assert c00.startswith("disagree")
+    assert ('<span class="out">escalate &lt;script&gt;alert(&#x27;m-a&#x27;)&lt;/script&gt; says m-a with ***</span>'
+            '<span class="lbl">-&gt; escalate</span>') in c00
+    assert ('<span class="out">answer &lt;script&gt;alert(&#x27;m-b&#x27;)&lt;/script&gt; says m-b with ***</span>'
+            '<span class="lbl">-&gt; answer</span>') in c00
+    c01 = next(r for k, r in rows.items() if k.endswith("c01"))
+    assert '<td class="error"' in c01 and "replied &#x27;maybe&#x27;, which names none of the labels" in c01
+    c02 = next(r for k, r in rows.items() if k.endswith("c02"))
+    shown = c02.split('<span class="out">', 2)[1].split("</span>", 1)[0]
+    assert shown.endswith("…") and len(shown) <= 401 + 80  # the cell is cut (escaping adds a little)

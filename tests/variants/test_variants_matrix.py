@@ -215,3 +215,60 @@ def test_detectable_difference_thresholds_are_the_power_analysis_ones(n: int) ->
     found = mcnemar_detectable(n, 0.05, 0.05)
     if found is not None:
         assert power(n, found, 0.05, 0.025) >= 0.8 > power(n, max(0.0, found - 1e-3), 0.05, 0.025)
+
+
+def test_a_case_whose_variants_run_on_two_workers_gives_the_plain_numbers(pytester: pytest.Pytester,
+                                                                          server: FakeOpenAI) -> None:
+    """The verdicts are built by the controller from every worker's results: a case whose
+    variants the block scheduling splits between workers is paired all the same."""
+    pytest.importorskip("xdist")
+    import re
+
+    n = 31  # 93 items in two blocks of 46 and 47: case c15's variants straddle the boundary
+    variants = [{**THREE[0], "better_than": {"variant": "bad", "metric": "accuracy"}},
+                {**THREE[1], "no_worse_than": {"variant": "good", "metric": "f1", "margin": 0.1}}, THREE[2]]
+    write_suite(pytester.path, n=n, variants=variants, thresholds={"accuracy": {"min": 0.5}})
+    plain_result, plain = run(pytester, server, cache="c1", out="plain.json", subprocess=True)
+    xdist_result, xdist = run(pytester, server, "-n", "2", "-v", cache="c2", out="xdist.json")
+    workers: dict[str, set[str]] = {}
+    for line in xdist_result.stdout.lines:
+        found = re.search(r"\[(gw\d+)\].*jb\.eval\.yaml::(c\d+)\[(\w+)\]", line)
+        if found:
+            workers.setdefault(found.group(2), set()).add(found.group(1))
+    assert len(workers) == n
+    split = sorted(c for c, ws in workers.items() if len(ws) > 1)
+    assert split == ["c15"], workers
+    assert plain_result.ret == xdist_result.ret == 1  # bad misses its threshold in both
+    assert _stable(plain) == _stable(xdist)
+    block = suite_of(xdist)["variants"]
+    assert {c["paired"] for c in block["comparisons"] if c["metric"] == "accuracy"} == {n}
+    assert {(g["variant"], g["verdict"]) for g in block["gates"]} == {("good", "better"), ("mid", "worse")}
+    assert all(g["paired"] == n for g in block["gates"])
+
+
+def test_two_sided_randomization_p_is_both_tails_of_compare_ratio_and_reads_both_ways() -> None:
+    """compare() takes the second tail from the same draws without a second interval;
+    the best-variant tests reuse a comparison read the other way round."""
+    import numpy as np
+
+    from pytest_evals.regression.paired_tests import compare_ratio
+    from pytest_evals.regression.variant_verdicts import Pairing, compare, flipped
+
+    rng = np.random.default_rng(0)
+    n = 500
+    exp, pa, pb = rng.random(n) < 0.5, rng.random(n) < 0.5, rng.random(n) < 0.4
+
+    def f1(e: Any, p: Any) -> tuple[Any, Any]:
+        tp, fp, fn = (e & p) * 1.0, ((~e) & p) * 1.0, (e & ~p) * 1.0
+        return 2 * tp, 2 * tp + fn + fp
+
+    (na, da), (nb, db) = f1(exp, pa), f1(exp, pb)
+    c = compare(Pairing(np.stack([na, da, nb, db], axis=1)), "b", "a", "f1", "tag")
+    lower = compare_ratio(na, da, nb, db, tag="tag")
+    higher = compare_ratio(na, da, nb, db, lower_is_better=True, tag="tag")
+    assert c.p_value == min(1.0, 2 * min(lower.p_value or 1.0, higher.p_value or 1.0))
+    assert c.test.ci == lower.ci and c.test.diff == lower.diff
+    back = flipped(c)
+    assert (back.variant, back.against, back.p_value) == ("a", "b", c.p_value)
+    assert back.test.diff == -lower.diff and back.test.ci == (-lower.ci[1], -lower.ci[0])  # type: ignore[index]
+    assert (back.test.baseline, back.test.current) == (lower.current, lower.baseline)
