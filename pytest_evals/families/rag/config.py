@@ -62,7 +62,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 class RagMetricSpec(MetricSpec):
     """One metric of a rag_answers suite; unknown keys are typos and rejected."""
 
-    model_config = ConfigDict(extra="forbid")
+    # populate_by_name: a run folder's config.json holds the dumped field name
+    # (``lower_is_better_``), and rescore must read back what the run wrote.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     #: One of ours (:data:`MetricName`), or any name for a metric given by ``deepeval:``.
     name: str = Field(min_length=1)
