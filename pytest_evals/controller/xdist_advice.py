@@ -21,7 +21,8 @@ def xdist_workers(config: pytest.Config) -> int:
     """How many xdist workers this (controller) run started; 0 without xdist."""
     if hasattr(config, "workerinput") or not config.pluginmanager.has_plugin("dsession"):
         return 0
-    return int(getattr(config.option, "numprocesses", 0) or 0)
+    # -n N (auto already resolved by xdist), else one worker per --tx.
+    return int(getattr(config.option, "numprocesses", 0) or 0) or len(getattr(config.option, "tx", None) or [])
 
 
 def io_bound_advice(config: pytest.Config, summary: Mapping[str, Any]) -> str | None:
