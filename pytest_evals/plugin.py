@@ -153,10 +153,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
-    # "xdist" when loaded by its entry point, "xdist.plugin" with ``-p xdist.plugin``
-    # (plugin autoloading off): without the blocks, workers cannot prefetch.
-    xdist_loaded = any(config.pluginmanager.hasplugin(name) for name in ("xdist", "xdist.plugin"))
-    if xdist_loaded and config.getini("evals_partition"):
+    if BlockScheduling.wanted(config):
         config.pluginmanager.register(BlockScheduling(), "pytest_evals_partition")
 
 
