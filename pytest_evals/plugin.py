@@ -153,7 +153,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
-    if config.pluginmanager.hasplugin("xdist") and config.getini("evals_partition"):
+    if BlockScheduling.wanted(config):
         config.pluginmanager.register(BlockScheduling(), "pytest_evals_partition")
 
 

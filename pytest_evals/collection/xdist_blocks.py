@@ -62,6 +62,12 @@ def _is_case_file(file_part: str) -> bool:
     return is_suite_path(file_part, case_file_patterns())
 
 
+def xdist_loaded(config: pytest.Config) -> bool:
+    """xdist is loaded: as "xdist" by its entry point, as "xdist.plugin" by ``-p
+    xdist.plugin`` (plugin autoloading off). Without the blocks, workers cannot prefetch."""
+    return any(config.pluginmanager.hasplugin(name) for name in ("xdist", "xdist.plugin"))
+
+
 def worker_number(worker_id: str) -> int:
     m = _WORKER_NUM.search(worker_id)
     return int(m.group(1)) if m else 0
@@ -118,6 +124,11 @@ def make_scheduler_class() -> type[Any]:
 
 class BlockScheduling:
     """Controller side of the block scheduling (registered by the plugin when xdist is on)."""
+
+    @staticmethod
+    def wanted(config: pytest.Config) -> bool:
+        """xdist is loaded and ini ``evals_partition`` leaves the blocks on."""
+        return xdist_loaded(config) and bool(config.getini("evals_partition"))
 
     @staticmethod
     def _blocks(config: pytest.Config) -> bool:

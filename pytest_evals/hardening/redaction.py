@@ -38,6 +38,9 @@ _pattern: re.Pattern[str] | None = None
 _SURROGATES = "[\ud800-\udfff]"
 #: The forms as a tuple, for the check every report makes (see :func:`needs_scrub`).
 _form_list: tuple[str, ...] = ()
+#: No form holds a character JSON escapes (see :func:`dirty`).
+_forms_json_safe = True
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
 _PERCENT_HEX = re.compile("%[0-9A-F]{2}")
@@ -94,7 +97,7 @@ def _detection_forms(forms: set[str]) -> tuple[str, ...]:
 
 def register(value: str | None) -> None:
     """Mask ``value`` (and its encoded forms) in every text that leaves the process."""
-    global _pattern, _form_list
+    global _pattern, _form_list, _forms_json_safe
     if not value or len(value) < MIN_SECRET_LENGTH:
         return
     new = _encodings(value) - _forms
@@ -107,6 +110,7 @@ def register(value: str | None) -> None:
         alternatives = "|".join(re.escape(f) for f in ordered)
         _pattern = re.compile(alternatives)
         _form_list = _detection_forms(_forms)
+        _forms_json_safe = not any(_JSON_ESCAPED.search(f) for f in _forms)
 
 
 def register_userinfo(user: str, password: str) -> None:
@@ -203,9 +207,31 @@ def dirty(value: Any) -> bool:
     """
     if isinstance(value, str):
         return needs_scrub(value)
+    if _forms_json_safe:
+        # Faster still: the value as compact JSON, serialised in C. JSON escapes only
+        # '"', '\\' and control characters; no form holds one, so a form inside any
+        # string is also inside that string's escaped text. Lone surrogates, keys that
+        # are not strings and values JSON cannot hold make orjson refuse: the walk below
+        # answers those. A match outside the strings only costs a needless scrub.
+        text = _json_text(value)
+        if text is not None:
+            return needs_scrub(text)
     parts: list[str] = []
     _strings(value, parts)
     return bool(parts) and needs_scrub("\x00".join(parts))
+
+
+def _json_text(value: Any) -> str | None:
+    import orjson
+
+    # Dataclasses, dates and subclasses of str, int, dict, list are refused rather than
+    # serialised: the walk sees no strings in them, and this check must see no more.
+    option = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+    try:
+        raw = orjson.dumps(value, option=option)
+    except TypeError:  # orjson.JSONEncodeError too
+        return None
+    return raw.decode("utf-8")
 
 
 def scrub_obj(value: Any) -> Any:
@@ -263,11 +289,12 @@ def needs_scrub(text: str) -> bool:
 
 def clear() -> None:
     """Forget every secret (tests that run several configurations in one process)."""
-    global _pattern, _form_list
+    global _pattern, _form_list, _forms_json_safe
     with _lock:
         _forms.clear()
         _pattern = None
         _form_list = ()
+        _forms_json_safe = True
 
 
 _factory_installed = False

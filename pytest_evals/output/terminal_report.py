@@ -16,6 +16,7 @@ import pytest
 from pytest_evals.controller.artifact_writers import artifact_problems
 from pytest_evals.controller.run_report import get_run_report
 from pytest_evals.controller.suite_verdict import ReasonKind
+from pytest_evals.controller.xdist_advice import io_bound_advice
 from pytest_evals.model import value_format as fmt
 from pytest_evals.model.metric_value import Metric, walk
 
@@ -94,6 +95,9 @@ def render_terminal(tr: pytest.TerminalReporter, report: RunReport) -> None:
     if report.exit_note:
         tr.write_line("")
         tr.write_line(report.exit_note, yellow=True)
+    advice = io_bound_advice(config, report.summary)
+    if advice:
+        tr.write_line(advice, yellow=True)
     json_path = config.getoption("evals_json", None)
     if json_path and not any(p.artifact == "JSON summary" for p in artifact_problems(config)):
         tr.write_line(f"JSON summary: {json_path}")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pytest_evals.tasks.task_contract import Task
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseJob:
     #: The case item's node id: results and prefetching are keyed by it.
     nodeid: str
