@@ -156,6 +156,20 @@ def effective_specs(config: RagConfig, govuk: bool, offline: bool) -> list[RagMe
     return out
 
 
+def mapping_settings(config: RagConfig, specs: Sequence[RagMetricSpec]) -> dict[str, Any]:
+    """What :func:`effective_specs` chose, for the run's settings: ``mapping`` is ``govuk``
+    when any of our names is scored by the class GOV.UK's config builds, ``ours`` when
+    none is (DeepEval missing, or ``deepeval_metrics: never``)."""
+    mapped = {s.name: s.deepeval for s in specs
+              if s.deepeval and not any(c.name == s.name and c.deepeval for c in config.metrics)}
+    return {
+        "mode": config.deepeval_metrics,
+        "mapping": "govuk" if mapped else "ours",
+        "deepeval": deepeval_version(),
+        "classes": mapped,
+    }
+
+
 def _dump(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")

@@ -168,16 +168,25 @@ class RagAnswers(Task[RagCase]):
 
     def run_settings(self) -> dict[str, Any]:
         """The core's settings, plus what a ``judge:`` block or a DeepEval class changes:
-        a baseline judged in other words or by other code is not comparable."""
+        a baseline judged in other words or by other code is not comparable. A GOV.UK-shaped
+        suite also records which mapping scores its metric names (``deepeval_metrics``:
+        their DeepEval classes or ours) for judged runs; offline runs use our offline rules
+        either way."""
         out = super().run_settings()
         cfg = self.rag_config
-        if cfg.judge is None and not any(s.judge or s.deepeval for s in cfg.metrics):
+        from pytest_evals.families.rag.deepeval_metric import effective_specs, mapping_settings
+
+        govuk = self.govuk
+        specs = effective_specs(cfg, govuk, offline=False)
+        if govuk or cfg.deepeval_metrics == "always":
+            out["deepeval_metrics"] = mapping_settings(cfg, specs)
+        if cfg.judge is None and not any(s.judge or s.deepeval for s in specs):
             return out
         import hashlib
 
         judges: dict[str, Any] = {}
         resolved = self.judges()
-        for spec in cfg.metrics:
+        for spec in specs:
             j = resolved[spec.name]
             judges[spec.name] = {
                 "persona": j.persona,
