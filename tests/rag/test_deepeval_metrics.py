@@ -282,3 +282,72 @@ def test_deepevals_own_plugin_reports_nothing_and_writes_no_identity(
     assert result.ret == 0, result.stdout.str()[-2000:]
     assert not (home / ".deepeval").exists()
     assert list((pytester.path / ".deepeval").iterdir()) == []
+
+
+#: A metric of a user's own, built on DeepEval's BaseMetric as GOV.UK's own are: it reads
+#: the chunks and the case fields from the test case's metadata, as their metrics do.
+OWN_METRIC = '''
+from deepeval.metrics import BaseMetric
+from deepeval.test_case import LLMTestCaseParams
+
+
+class PagesMetric(BaseMetric):
+    _required_params = [LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT]
+
+    def __init__(self, threshold=0.5, model=None, word="pages"):
+        self.threshold, self.model, self.word = threshold, model, word
+
+    async def a_measure(self, test_case, _show_indicator=True, **kwargs):
+        meta = test_case.metadata
+        pages = " || ".join(c.to_flattened_context_content() for c in meta["structured_contexts"])
+        reply = await self.model.a_generate(f"Count the {self.word}: {pages}")
+        self.score = 1.0 if reply.strip() == str(len(meta["structured_contexts"])) else 0.0
+        self.reason = f"{meta['model']} on {meta['actual_opensearch_index']}: {reply.strip()}"
+        self.success = self.score >= self.threshold
+        return self.score
+
+    def measure(self, test_case, *args, **kwargs):
+        raise NotImplementedError
+
+    def is_successful(self):
+        return self.success
+
+    @property
+    def __name__(self):
+        return "Pages"
+'''
+
+
+def test_a_metric_class_of_ones_own_reads_their_metadata(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_evals.testing.fake_openai import FakeOpenAI
+
+    seen: list[str] = []
+
+    def responder(request: dict[str, Any]) -> str:
+        prompt = request["messages"][-1]["content"]
+        seen.append(prompt)
+        return str(prompt.count("Page Title:"))
+
+    pytester.makepyfile(my_metrics=OWN_METRIC)
+    pytester.syspathinsert()
+    case = {**_case("own", "Refunds reach your card within 10 working days."),
+            "model": "chat-model-7", "actual_opensearch_index": "chunked_content"}
+    case["structured_contexts"].append({**case["structured_contexts"][0], "title": "Cards", "description": "Cards"})
+    with FakeOpenAI(responder=responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-deepeval-test-key")
+        monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+        write_suite(pytester, [case], metrics=[{"name": "pages", "deepeval": "my_metrics:PagesMetric",
+                                                "threshold": 1.0, "options": {"word": "chunks"}}])
+        result = inline_results(pytester.inline_run("-p", "no:cacheprovider"))["own"]
+    assert result.status == "passed", result.message
+    assert result.scores == {"pages": 1.0}
+    run = result.details["metrics"]["pages"]["runs"][0]
+    assert run["reason"] == "chat-model-7 on chunked_content: 2"
+    assert run["verdicts"]["deepeval"]["class"] == "my_metrics:PagesMetric"
+    # their labelled layout, raw HTML and the option reached the class
+    assert seen == ["Count the chunks: Context:\nPage Title: Refunds\nPage description: None\nHeadings: Billing\n\n"
+                    "Content:\n<p>Refunds reach your card within 10 working days.</p> || Context:\n"
+                    "Page Title: Cards\nPage description: Cards\nHeadings: Billing\n\n"
+                    "Content:\n<p>Refunds reach your card within 10 working days.</p>"]

@@ -55,6 +55,9 @@ PARAM_FIELDS: dict[str, tuple[str, ...]] = {
     "context": ("structured_contexts",),
 }
 
+#: The case fields GOV.UK's ``to_llm_test_case`` puts in the test case's metadata.
+METADATA_FIELDS: tuple[str, ...] = ("expected_opensearch_index", "actual_opensearch_index", "model")
+
 _THEIRS = "govuk_chat_evaluation.rag_answers.custom_deepeval.metrics"
 
 #: Options a GOV.UK metric class is built with, from the suite's configuration.
@@ -209,7 +212,11 @@ class DeepEvalCaseJudge:
         case_id: str,
         judges: Mapping[str, ResolvedJudge],
         default_model: str,
+        record: Mapping[str, Any] | None = None,
     ) -> None:
+        #: The case's other fields, as GOV.UK's test case carries them in its metadata
+        #: (``expected_opensearch_index``, ``actual_opensearch_index``, ``model``).
+        self.record = dict(record or {})
         self.judge = judge
         self.inputs = inputs
         self.contexts = list(contexts)
@@ -227,7 +234,8 @@ class DeepEvalCaseJudge:
             expected_output=self.inputs.ideal_answer or None,
             retrieval_context=list(chunks),
             name=self.case_id,
-            metadata={"structured_contexts": govuk_chunks(self.contexts)},
+            metadata={"structured_contexts": govuk_chunks(self.contexts),
+                      **{k: self.record.get(k) for k in METADATA_FIELDS}},
         )
 
     def _system(self, metric: str) -> str | None:

@@ -146,7 +146,7 @@ class RagAnswers(Task[RagCase]):
                 from pytest_evals.families.rag.deepeval_metric import DeepEvalCaseJudge
 
                 theirs = DeepEvalCaseJudge(ctx.judge, inputs, case.structured_contexts or [], ref.case_id,
-                                           judges, ctx.llm.model).run
+                                           judges, ctx.llm.model, case.model_extra).run
                 runner = either(ours, theirs)
             judge, repeats = "llm", {name: j.n_runs for name, j in judges.items()}
             # A metric's own ``model`` is sent with its requests; name every one used.
