@@ -351,3 +351,67 @@ def test_a_metric_class_of_ones_own_reads_their_metadata(
                     "Content:\n<p>Refunds reach your card within 10 working days.</p> || Context:\n"
                     "Page Title: Cards\nPage description: Cards\nHeadings: Billing\n\n"
                     "Content:\n<p>Refunds reach your card within 10 working days.</p>"]
+
+
+#: Loaded with ``-p netguard`` before any other plugin (DeepEval's included): refuses and
+#: records every connection and name lookup that is not the loopback.
+NET_GUARD = '''
+import socket
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_connect, _connect_ex, _getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+
+
+def _check(what, host):
+    if isinstance(host, str) and host not in LOOPBACK:
+        with open("refused.txt", "a", encoding="utf-8") as out:
+            out.write(f"{what} {host}\\n")
+        raise OSError(f"netguard: {what} {host} refused")
+
+
+def connect(self, address):
+    if self.family != socket.AF_UNIX:
+        _check("connect", address[0])
+    return _connect(self, address)
+
+
+def connect_ex(self, address):
+    if self.family != socket.AF_UNIX:
+        _check("connect", address[0])
+    return _connect_ex(self, address)
+
+
+def getaddrinfo(host, *args, **kwargs):
+    _check("lookup", host)
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = connect, connect_ex, getaddrinfo
+'''
+
+
+def test_a_deepeval_run_reaches_nothing_but_the_loopback(
+        pytester: pytest.Pytester, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """DeepEval's plugin on, its telemetry variables unset, a Confident AI key in the
+    environment: still no connection or name lookup leaves the machine."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CONFIDENT_API_KEY", "confident-test-key")
+    for name in ("DEEPEVAL_TELEMETRY_OPT_OUT", "DEEPEVAL_TELEMETRY_ENABLED", "DEEPEVAL_UPDATE_WARNING_OPT_IN"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(netguard=NET_GUARD)
+    write_suite(pytester, CASES, metrics=[{"name": "faithfulness", "deepeval": FAITHFULNESS},
+                                          {"name": "relevancy", "deepeval": "deepeval.metrics:AnswerRelevancyMetric",
+                                           "threshold": 0.5},
+                                          {"name": "bias", "deepeval": "deepeval.metrics:BiasMetric"}])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_ADDOPTS", os.environ.get("PYTEST_ADDOPTS", "").replace("-p no:deepeval", ""))
+        result = pytester.runpytest_subprocess("-p", "netguard", "-p", "no:cacheprovider",
+                                               "--evals-json", "out.json")
+    suite = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))["suites"][0]
+    assert suite["cases"]["errors"] == 0 and suite["cases"]["total"] == 3, result.stdout.str()[-2000:]
+    assert judge_server.judge.requests
+    assert not (pytester.path / "refused.txt").exists(), (pytester.path / "refused.txt").read_text()
+    assert "confident-test-key" not in (pytester.path / "out.json").read_text(encoding="utf-8")
