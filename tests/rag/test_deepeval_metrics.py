@@ -169,8 +169,10 @@ def test_govuk_shaped_suite_uses_the_classes_their_config_builds(
 def test_govuk_shaped_suite_can_keep_our_metrics(pytester: pytest.Pytester, judge_server: JudgeServer) -> None:
     _their_layout(pytester.path, CASES[:1], deepeval_metrics="never")
     result = inline_results(pytester.inline_run("config/defaults/", "--evals-suite-pattern", "*.yaml",
-                                                "-p", "no:cacheprovider"))["right"]
+                                                "-p", "no:cacheprovider", "--evals-json", "out.json"))["right"]
     assert all("deepeval" not in m["runs"][0]["verdicts"] for m in result.details["metrics"].values())
+    settings = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))["suites"][0]["settings"]
+    assert settings["deepeval_metrics"] == {"mode": "never", "mapping": "ours", "deepeval": "4.1.8", "classes": {}}
     assert not any(step_of(m["content"]) for r in judge_server.judge.requests for m in r["messages"])
 
 

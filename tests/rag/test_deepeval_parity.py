@@ -191,3 +191,8 @@ def test_their_config_through_our_run_equals_deepeval_alone(pytester: pytest.Pyt
         "mode": "auto", "mapping": "govuk", "deepeval": "4.1.8",
         "classes": {n: f"deepeval.metrics:{c}" for n, (c, _, _) in THEIR_METRICS.items()},
     }
+    # and that no system message went with DeepEval's prompts (GOV.UK's wording is ours)
+    for name in THEIR_METRICS:
+        judge = suite["settings"]["judges"][name]
+        assert judge["persona"] is None and judge["system_sha256"] is None
+        assert judge["deepeval"] == f"deepeval.metrics:{THEIR_METRICS[name][0]}"

@@ -173,6 +173,14 @@ def mapping_settings(config: RagConfig, specs: Sequence[RagMetricSpec]) -> dict[
     }
 
 
+def deepeval_system(resolved: ResolvedJudge) -> str | None:
+    """The system message sent with a DeepEval metric's prompts: only a suite's own wording
+    (DeepEval's prompts carry their instructions themselves, and GOV.UK's run sends none)."""
+    if resolved.persona in ("system_prompt", "domain") or resolved.criteria or resolved.examples:
+        return resolved.system_message()
+    return None
+
+
 def _dump(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
@@ -239,14 +247,8 @@ class DeepEvalCaseJudge:
         )
 
     def _system(self, metric: str) -> str | None:
-        """A system message only for a suite's own wording: DeepEval's prompts carry
-        their instructions themselves, and GOV.UK's run sends none."""
         resolved = self.judges.get(metric)
-        if resolved is None:
-            return None
-        if resolved.persona in ("system_prompt", "domain") or resolved.criteria or resolved.examples:
-            return resolved.system_message()
-        return None
+        return None if resolved is None else deepeval_system(resolved)
 
     async def run(self, metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
         assert spec.deepeval is not None

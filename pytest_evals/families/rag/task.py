@@ -174,7 +174,11 @@ class RagAnswers(Task[RagCase]):
         either way."""
         out = super().run_settings()
         cfg = self.rag_config
-        from pytest_evals.families.rag.deepeval_metric import effective_specs, mapping_settings
+        from pytest_evals.families.rag.deepeval_metric import (
+            deepeval_system,
+            effective_specs,
+            mapping_settings,
+        )
 
         govuk = self.govuk
         specs = effective_specs(cfg, govuk, offline=False)
@@ -188,10 +192,12 @@ class RagAnswers(Task[RagCase]):
         resolved = self.judges()
         for spec in specs:
             j = resolved[spec.name]
+            # DeepEval's prompts carry their own wording: a system message only from a judge: block
+            system = deepeval_system(j) if spec.deepeval else j.system_message()
             judges[spec.name] = {
-                "persona": j.persona,
+                "persona": j.persona if system is not None else None,
                 # the wording itself is in the suite file; its hash tells two runs apart
-                "system_sha256": hashlib.sha256(j.system_message().encode()).hexdigest()[:16],
+                "system_sha256": None if system is None else hashlib.sha256(system.encode()).hexdigest()[:16],
                 "n_runs": j.n_runs, "combine": j.combine,
                 **({"deepeval": spec.deepeval, "options": spec.options} if spec.deepeval else {}),
             }
