@@ -22,8 +22,12 @@ import scipy.special  # noqa: F401
 #: no use for. Hypothesis' plugin imports all of Hypothesis in every run's terminal
 #: summary and anyio's imports trio: together about 2.5 s of CPU in each inner pytest
 #: process, and the suite starts a few hundred of them. Users' own installs are not
-#: what these runs test; every pytest_evals behaviour is unaffected.
-INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"
+#: what these runs test; every pytest_evals behaviour is unaffected. DeepEval (the
+#: 'deepeval' extra) brings three more: its own, which imports all of DeepEval (another
+#: 2.6 s) and prints a line at every session's end, pytest-asyncio, which warns in every
+#: run without its ini option, and pytest-repeat (tests/rag/test_deepeval_metrics.py runs
+#: DeepEval's own plugin on purpose).
+INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio -p no:deepeval -p no:asyncio -p no:repeat"
 
 #: Files whose tests start several pytest processes each (two xdist workers, the offline
 #: embedder or BERTScore loaded again): measured the slowest, so they go first. Under

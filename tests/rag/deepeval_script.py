@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from typing import Any
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -101,3 +102,31 @@ def deepeval_reply(prompt: str) -> str | None:
         return json.dumps({"verdicts": [{"verdict": v} for v in verdicts]})
     score = re.search(r"Score:\s*\n?\s*([0-9.]+)", prompt)
     return json.dumps({"reason": f"The score is {score.group(1) if score else '?'} by the stub's rules."})
+
+
+def stub_model() -> Any:
+    """A DeepEval model (DeepEval's own ``DeepEvalBaseLLM``) answering every prompt by the
+    rules above, for a metric measured by DeepEval directly; its ``prompts`` are kept."""
+    from deepeval.models import DeepEvalBaseLLM
+
+    class Stub(DeepEvalBaseLLM):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.prompts: list[str] = []
+            super().__init__("stub")
+
+        def load_model(self, *args: Any, **kwargs: Any) -> Any:
+            return self
+
+        def get_model_name(self, *args: Any, **kwargs: Any) -> str:
+            return "stub"
+
+        def generate(self, prompt: str, *args: Any, **kwargs: Any) -> str:
+            self.prompts.append(prompt)
+            reply = deepeval_reply(prompt)
+            assert reply is not None, prompt[:300]
+            return reply
+
+        async def a_generate(self, prompt: str, *args: Any, **kwargs: Any) -> str:
+            return self.generate(prompt)
+
+    return Stub()

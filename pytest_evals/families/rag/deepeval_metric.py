@@ -55,6 +55,9 @@ PARAM_FIELDS: dict[str, tuple[str, ...]] = {
     "context": ("structured_contexts",),
 }
 
+#: The case fields GOV.UK's ``to_llm_test_case`` puts in the test case's metadata.
+METADATA_FIELDS: tuple[str, ...] = ("expected_opensearch_index", "actual_opensearch_index", "model")
+
 _THEIRS = "govuk_chat_evaluation.rag_answers.custom_deepeval.metrics"
 
 #: Options a GOV.UK metric class is built with, from the suite's configuration.
@@ -156,6 +159,28 @@ def effective_specs(config: RagConfig, govuk: bool, offline: bool) -> list[RagMe
     return out
 
 
+def mapping_settings(config: RagConfig, specs: Sequence[RagMetricSpec]) -> dict[str, Any]:
+    """What :func:`effective_specs` chose, for the run's settings: ``mapping`` is ``govuk``
+    when any of our names is scored by the class GOV.UK's config builds, ``ours`` when
+    none is (DeepEval missing, or ``deepeval_metrics: never``)."""
+    mapped = {s.name: s.deepeval for s in specs
+              if s.deepeval and not any(c.name == s.name and c.deepeval for c in config.metrics)}
+    return {
+        "mode": config.deepeval_metrics,
+        "mapping": "govuk" if mapped else "ours",
+        "deepeval": deepeval_version(),
+        "classes": mapped,
+    }
+
+
+def deepeval_system(resolved: ResolvedJudge) -> str | None:
+    """The system message sent with a DeepEval metric's prompts: only a suite's own wording
+    (DeepEval's prompts carry their instructions themselves, and GOV.UK's run sends none)."""
+    if resolved.persona in ("system_prompt", "domain") or resolved.criteria or resolved.examples:
+        return resolved.system_message()
+    return None
+
+
 def _dump(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
@@ -195,7 +220,11 @@ class DeepEvalCaseJudge:
         case_id: str,
         judges: Mapping[str, ResolvedJudge],
         default_model: str,
+        record: Mapping[str, Any] | None = None,
     ) -> None:
+        #: The case's other fields, as GOV.UK's test case carries them in its metadata
+        #: (``expected_opensearch_index``, ``actual_opensearch_index``, ``model``).
+        self.record = dict(record or {})
         self.judge = judge
         self.inputs = inputs
         self.contexts = list(contexts)
@@ -213,18 +242,13 @@ class DeepEvalCaseJudge:
             expected_output=self.inputs.ideal_answer or None,
             retrieval_context=list(chunks),
             name=self.case_id,
-            metadata={"structured_contexts": govuk_chunks(self.contexts)},
+            metadata={"structured_contexts": govuk_chunks(self.contexts),
+                      **{k: self.record.get(k) for k in METADATA_FIELDS}},
         )
 
     def _system(self, metric: str) -> str | None:
-        """A system message only for a suite's own wording: DeepEval's prompts carry
-        their instructions themselves, and GOV.UK's run sends none."""
         resolved = self.judges.get(metric)
-        if resolved is None:
-            return None
-        if resolved.persona in ("system_prompt", "domain") or resolved.criteria or resolved.examples:
-            return resolved.system_message()
-        return None
+        return None if resolved is None else deepeval_system(resolved)
 
     async def run(self, metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:
         assert spec.deepeval is not None

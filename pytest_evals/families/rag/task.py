@@ -146,7 +146,7 @@ class RagAnswers(Task[RagCase]):
                 from pytest_evals.families.rag.deepeval_metric import DeepEvalCaseJudge
 
                 theirs = DeepEvalCaseJudge(ctx.judge, inputs, case.structured_contexts or [], ref.case_id,
-                                           judges, ctx.llm.model).run
+                                           judges, ctx.llm.model, case.model_extra).run
                 runner = either(ours, theirs)
             judge, repeats = "llm", {name: j.n_runs for name, j in judges.items()}
             # A metric's own ``model`` is sent with its requests; name every one used.
@@ -173,21 +173,36 @@ class RagAnswers(Task[RagCase]):
 
     def run_settings(self) -> dict[str, Any]:
         """The core's settings, plus what a ``judge:`` block or a DeepEval class changes:
-        a baseline judged in other words or by other code is not comparable."""
+        a baseline judged in other words or by other code is not comparable. A GOV.UK-shaped
+        suite also records which mapping scores its metric names (``deepeval_metrics``:
+        their DeepEval classes or ours) for judged runs; offline runs use our offline rules
+        either way."""
         out = super().run_settings()
         cfg = self.rag_config
-        if cfg.judge is None and not any(s.judge or s.deepeval for s in cfg.metrics):
+        from pytest_evals.families.rag.deepeval_metric import (
+            deepeval_system,
+            effective_specs,
+            mapping_settings,
+        )
+
+        govuk = self.govuk
+        specs = effective_specs(cfg, govuk, offline=False)
+        if govuk or cfg.deepeval_metrics == "always":
+            out["deepeval_metrics"] = mapping_settings(cfg, specs)
+        if cfg.judge is None and not any(s.judge or s.deepeval for s in specs):
             return out
         import hashlib
 
         judges: dict[str, Any] = {}
         resolved = self.judges()
-        for spec in cfg.metrics:
+        for spec in specs:
             j = resolved[spec.name]
+            # DeepEval's prompts carry their own wording: a system message only from a judge: block
+            system = deepeval_system(j) if spec.deepeval else j.system_message()
             judges[spec.name] = {
-                "persona": j.persona,
+                "persona": j.persona if system is not None else None,
                 # the wording itself is in the suite file; its hash tells two runs apart
-                "system_sha256": hashlib.sha256(j.system_message().encode()).hexdigest()[:16],
+                "system_sha256": None if system is None else hashlib.sha256(system.encode()).hexdigest()[:16],
                 "n_runs": j.n_runs, "combine": j.combine,
                 **({"deepeval": spec.deepeval, "options": spec.options} if spec.deepeval else {}),
             }
