@@ -127,17 +127,18 @@ _CONTEXT = {
     "heading_hierarchy": ["How to claim"],
     "description": "How to claim Child Benefit",
     "html_content": "<p>You can claim Child Benefit online. Claims can be backdated by up to 3 months.</p>",
+    "base_path": "/child-benefit",
 }
 
 RAG_ANSWERS = [
     {"question": "How do I claim Child Benefit?",
      "ideal_answer": "You can claim Child Benefit online. Claims can be backdated by up to 3 months.",
      "llm_answer": "You can claim Child Benefit online. Your claim can be backdated by up to 3 months.",
-     "structured_contexts": [_CONTEXT]},
+     "structured_contexts": [_CONTEXT], "actual_opensearch_index": "chunked_content", "model": "model_name"},
     {"question": "Can I backdate a Child Benefit claim?",
      "ideal_answer": "Yes, by up to 3 months.",
      "llm_answer": "Yes, a claim can be backdated by up to 6 months.",
-     "structured_contexts": [_CONTEXT]},
+     "structured_contexts": [_CONTEXT], "actual_opensearch_index": "chunked_content", "model": "model_name"},
 ]
 
 DATA: dict[str, list[dict[str, Any]]] = {

@@ -224,3 +224,24 @@ def test_their_judge_models_are_accepted_and_ours_take_any() -> None:
     dumped = kept.model_dump(mode="json", include={"task", "metrics", "govuk_unknown_fields"}, by_alias=False)
     dumped["metrics"] = [{"name": "bias"}]
     assert RagConfig.model_validate(dumped).govuk_unknown_fields == kept.govuk_unknown_fields  # a dump reads back
+
+
+def test_rag_rows_their_model_refuses_are_one_error_each(pytester: pytest.Pytester, judge: object) -> None:
+    _rag_layout(pytester.path)
+    root = pytester.path
+    rows = _rows(root, "rag_answers")
+    del rows[0]["model"]  # line 1
+    rows[1]["structured_contexts"] = [{k: v for k, v in c.items() if k != "base_path"}
+                                      for c in rows[1]["structured_contexts"]]  # line 2
+    _write_rows(root, "rag_answers", rows + [dict(rows[0], model="m")])  # line 3 is fine
+    result = pytester.runpytest("config/defaults/", *ARGS)
+    result.stdout.fnmatch_lines_random([
+        "*data/rag_answers.jsonl:1: field 'model': Field required (GOV.UK Chat's rag_answers.EvaluationTestCase*",
+        "*data/rag_answers.jsonl:2: field 'structured_contexts.0.base_path': Field required*",
+    ])
+    assert result.parseoutcomes() == {"errors": 2, "passed": 1}, result.stdout.str()[-2000:]
+    # the same rows in a pytest_evals suite (task: given) follow our looser rules
+    (root / "mine.eval.yaml").write_text("task: rag_answers\ninput_path: data/rag_answers.jsonl\n"
+                                         "metrics: [faithfulness]\n", encoding="utf-8")
+    ours = pytester.runpytest("mine.eval.yaml", "-p", "no:cacheprovider")
+    assert ours.parseoutcomes().get("errors", 0) == 0, ours.stdout.str()[-2000:]

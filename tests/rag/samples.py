@@ -6,6 +6,7 @@ from typing import Any
 
 CONTEXT: dict[str, Any] = {
     "exact_path": "/winter-fuel-payment#how-much",
+    "base_path": "/winter-fuel-payment",
     "title": "Winter Fuel Payment",
     "heading_hierarchy": ["What you'll get", "How much"],
     "description": "How much you can get.",

@@ -96,7 +96,10 @@ def _govuk_layout(root: Path, **extra: Any) -> None:
               # our prompts (not DeepEval's, whether or not it is installed)
               "deepeval_metrics": "never", **extra}
     (root / "config" / "defaults" / "rag_answers.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    (root / "data" / "rag_answers.jsonl").write_text(json.dumps(ACME) + "\n", encoding="utf-8")
+    # a row their EvaluationTestCase accepts (their layout: their data rules apply)
+    chunks = [{**c, "base_path": "/help"} for c in ACME["structured_contexts"]]
+    row = {**ACME, "structured_contexts": chunks, "model": "acme-bot", "actual_opensearch_index": "help"}
+    (root / "data" / "rag_answers.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
 
 
 def test_govuk_shaped_suite_keeps_their_government_wording(

@@ -147,6 +147,8 @@ class RagConfig(SuiteConfig):
     metrics: list[RagMetricSpec] = Field(min_length=1)  # type: ignore[assignment]
     #: Fields of a file in GOV.UK's layout that no pytest_evals model knows (kept, not used).
     govuk_unknown_fields: dict[str, Any] = Field(default_factory=dict, alias="__govuk_unknown_fields__")
+    #: Read from a file in GOV.UK's layout: their data rules apply to its rows.
+    govuk_layout: bool = Field(default=False, alias="__govuk_layout__")
     #: Faithfulness counts an "idk" claim (the context says nothing either way) against
     #: the answer, as GOV.UK Chat's DeepEval setting ``penalize_ambiguous_claims=True``
     #: does; false counts only contradicted claims against it.

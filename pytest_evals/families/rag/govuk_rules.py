@@ -25,6 +25,8 @@ LLM_JUDGE_MODELS: tuple[str, ...] = (
     "gemini-1.5-flash-002", "openai.gpt-oss-20b-1:0", "openai.gpt-oss-120b-1:0",
 )
 
+#: Set on a config read from a file in their layout (their data rules apply to its rows).
+LAYOUT_FLAG = "__govuk_layout__"
 #: Where a file's unknown fields are kept (an alias no YAML file uses by accident).
 UNKNOWN_FIELDS = "__govuk_unknown_fields__"
 
@@ -36,6 +38,7 @@ def keep_unknown(data: Any, known: set[str], metric_known: set[str], context: An
 
     if not isinstance(data, dict) or not their_layout(context):
         return data
+    data = {**data, LAYOUT_FLAG: True}
     unknown = {k: v for k, v in data.items() if k not in known}
     kept = {k: v for k, v in data.items() if k in known}
     metrics = kept.get("metrics")
@@ -65,3 +68,30 @@ def keep_unknown(data: Any, known: set[str], metric_known: set[str], context: An
         warn_unknown_fields(str(data.get("task", "rag_answers")), unknown, context)
         kept[UNKNOWN_FIELDS] = unknown
     return kept
+
+
+#: Their ``EvaluationTestCase`` and ``StructuredContext``: the fields a scored row must have
+#: (``None`` refused), beyond what our metrics read.
+ROW_FIELDS: tuple[str, ...] = ("llm_answer", "structured_contexts", "actual_opensearch_index", "model")
+CHUNK_FIELDS: tuple[str, ...] = ("title", "heading_hierarchy", "html_content", "exact_path", "base_path")
+
+
+def row_problems(data: Any) -> list[str]:
+    """What their ``EvaluationTestCase`` refuses in a row scored as it is (pydantic's words)."""
+    if not isinstance(data, Mapping):
+        return []
+    where = "GOV.UK Chat's rag_answers.EvaluationTestCase"
+    out = []
+    for field in ROW_FIELDS:
+        if field not in data:
+            out.append(f"field {field!r}: Field required ({where} requires it)")
+        elif data[field] is None:
+            out.append(f"field {field!r}: Input should not be null ({where} requires a value)")
+    for i, chunk in enumerate(data.get("structured_contexts") or []):
+        if not isinstance(chunk, Mapping):
+            continue
+        for field in CHUNK_FIELDS:
+            if chunk.get(field) is None:
+                out.append(f"field 'structured_contexts.{i}.{field}': Field required "
+                           "(GOV.UK Chat's rag_answers.StructuredContext requires it)")
+    return out

@@ -104,6 +104,12 @@ class RagAnswers(Task[RagCase]):
 
     def validate_case(self, data: Any, ref: CaseRef) -> RagCase:
         case: RagCase = validate(RagCase, data, ref.source)
+        if self.rag_config.govuk_layout and not self.config.generate:
+            from pytest_evals.families.rag.govuk_rules import row_problems
+
+            found = row_problems(data)  # their EvaluationTestCase's rules (:mod:`.govuk_rules`)
+            if found:
+                raise CaseInputError(f"{ref.source}: " + "; ".join(found))
         fields = GIVEN_WHEN_GENERATING if self.config.generate else None
         missing = missing_fields(case, self.metric_names, fields, self.metric_needs())
         if missing:
