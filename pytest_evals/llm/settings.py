@@ -67,6 +67,8 @@ class LLMSettings:
     dry_run: bool = False
     force_offline: bool = False
     transport: Transport = "auto"
+    #: JSON judges ask for response_format where the endpoint takes it (auto) or never (off).
+    structured_output: str = "auto"
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Largest response body read from the endpoint (an endless body must not fill memory).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -221,6 +223,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         dry_run=_bool(pick("dry_run", ini=False) or False),
         force_offline=_bool(pick("offline") or False),
         transport=pick("transport") or "auto",
+        structured_output=_structured(pick("structured_output")),
         max_body_bytes=_optional_number(
             _pick(config, "evals_max_response_bytes", "evals_max_response_bytes"),
             int,
@@ -232,6 +235,13 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         ),
         **extra,
     )
+
+
+def _structured(value: Any) -> str:
+    text = str(value or "auto").strip().lower()
+    if text not in ("auto", "off"):
+        raise ValueError(f"evals_structured_output: expected auto or off, got {value!r}")
+    return text
 
 
 def _ini_lines(config: pytest.Config, name: str) -> list[str]:
