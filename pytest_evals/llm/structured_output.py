@@ -14,6 +14,7 @@ The last rung is plain text: the reply is then parsed as it always was.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -50,10 +51,15 @@ def response_format(level: Level, schema: Mapping[str, Any] | None, name: str) -
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """Did the endpoint refuse the ``response_format`` (rather than fail otherwise)?"""
+    """Did the endpoint refuse the ``response_format`` (rather than fail otherwise)?
+    llama-cpp-python answers an unknown format type with HTTP 500 and its validation
+    error ("response_format ... Input should be 'text' or 'json_object'")."""
     if not isinstance(exc, LLMError) or isinstance(exc, ContextLengthError):
         return False
-    return exc.status in (400, 422) and bool(_REFUSAL.search(str(exc.cause or exc)))
+    cause = str(exc.cause or exc)
+    if exc.status in (400, 422):
+        return bool(_REFUSAL.search(cause))
+    return exc.status == 500 and "response_format" in cause
 
 
 class EndpointFormats:
@@ -61,7 +67,33 @@ class EndpointFormats:
 
     def __init__(self) -> None:
         self._levels: dict[str, Level] = {}
+        #: Endpoints whose rung has answered (or was read from the file): no probing.
+        self._confirmed: set[str] = set()
+        self._probes: dict[tuple[int, str], asyncio.Lock] = {}
         self._lock = threading.Lock()
+
+    def confirmed(self, llm: LLMClient) -> bool:
+        self.level(llm)
+        with self._lock:
+            return self._key(llm) in self._confirmed
+
+    def confirm(self, llm: LLMClient, level: Level) -> None:
+        key = self._key(llm)
+        with self._lock:
+            if key in self._confirmed or self._levels.get(key) != level:
+                return
+            self._confirmed.add(key)
+            self._write(llm, key, level)
+
+    def probe_lock(self, llm: LLMClient) -> asyncio.Lock:
+        """One request at a time finds an endpoint's rung (per event loop): a burst of
+        64 first requests must not each be refused and retried."""
+        ident = (id(asyncio.get_running_loop()), self._key(llm))
+        with self._lock:
+            lock = self._probes.get(ident)
+            if lock is None:
+                lock = self._probes[ident] = asyncio.Lock()
+            return lock
 
     @staticmethod
     def _path(llm: LLMClient) -> Path | None:
@@ -79,9 +111,10 @@ class EndpointFormats:
         with self._lock:
             found = self._levels.get(key)
             if found is None:
-                found = self._read(llm).get(key, LADDER[0])
-                if found not in LADDER:
-                    found = LADDER[0]
+                stored = self._read(llm).get(key)
+                found = stored if stored in LADDER else LADDER[0]
+                if stored in LADDER:
+                    self._confirmed.add(key)
                 self._levels[key] = found
             return found
 
@@ -99,6 +132,7 @@ class EndpointFormats:
     def forget(self) -> None:
         with self._lock:
             self._levels.clear()
+            self._confirmed.clear()
 
     def _read(self, llm: LLMClient) -> dict[str, Level]:
         path = self._path(llm)
@@ -147,7 +181,24 @@ async def chat_structured(
     ``json_object`` rung may be used. A refusal moves the endpoint down one rung and the
     request is sent again at once (it is not a re-ask: the model never saw it).
     """
-    endpoint: Level = FORMATS.level(llm) if enabled(llm) else "text"
+    if not enabled(llm) or (schema is None and not prompt_asks_json):
+        return await _send(llm, messages, "text", schema, name, prompt_asks_json, **kwargs)
+    if not FORMATS.confirmed(llm):
+        async with FORMATS.probe_lock(llm):
+            if not FORMATS.confirmed(llm):
+                return await _send(llm, messages, FORMATS.level(llm), schema, name, prompt_asks_json, **kwargs)
+    return await _send(llm, messages, FORMATS.level(llm), schema, name, prompt_asks_json, **kwargs)
+
+
+async def _send(
+    llm: LLMClient,
+    messages: Messages,
+    endpoint: Level,
+    schema: Mapping[str, Any] | None,
+    name: str,
+    prompt_asks_json: bool,
+    **kwargs: Any,
+) -> tuple[ChatResponse, Level]:
     while True:
         level = endpoint
         if level in ("json_schema", "json_object_schema") and schema is None:
@@ -167,4 +218,6 @@ async def chat_structured(
                 continue
             endpoint = FORMATS.refused(llm, level)
             continue
+        if level == endpoint and fmt is not None:
+            FORMATS.confirm(llm, level)
         return response, level
