@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.client import ChatResponse, Messages, normalize_messages
 from pytest_evals.llm.structured_output import chat_structured
+from pytest_evals.llm.tokens import estimate_prompt_tokens
+from pytest_evals.llm.truncation import LEARNED, SAFETY, context_limit, requested_tokens
 from pytest_evals.model.errors import JudgeError, JudgeTruncatedError
 
 if TYPE_CHECKING:
@@ -221,6 +224,19 @@ class Judge:
         """The judge's own cap, unless ``--evals-max-tokens`` sets one for every request."""
         return None if self.llm.settings.max_tokens is not None else default
 
+    def _fitted_cap(self, conversation: list[dict[str, Any]], default: int, model: str | None) -> int | None:
+        """The judge's own cap, shrunk to the room the prompt leaves where the model's
+        context is known (a 2k-token local model cannot take a 1k reply after a long prompt)."""
+        cap = self._cap(default)
+        if cap is None:
+            return None
+        limit = context_limit(self.llm, model or self.llm.model, None)
+        if limit is None:
+            return cap
+        prompt = estimate_prompt_tokens(conversation) * LEARNED.ratio(self.llm.settings.base_url, model or self.llm.model)
+        room = int(limit * SAFETY - prompt)
+        return max(min(cap, room), VERDICT_MAX_TOKENS)
+
     async def _ask(
         self,
         messages: Messages,
@@ -235,26 +251,33 @@ class Judge:
     ) -> tuple[Any, ChatResponse]:
         conversation = normalize_messages(messages)
         if kwargs.get("max_tokens") is None:
-            kwargs["max_tokens"] = self._cap(default_max_tokens)
+            kwargs["max_tokens"] = self._fitted_cap(conversation, default_max_tokens, kwargs.get("model"))
         problem = ""
         reply = ""
         for attempt in range(self.max_attempts):
-            if structured is not None and "response_format" not in kwargs:
-                schema, name = structured
-                response, _ = await chat_structured(
-                    self.llm,
-                    conversation,
-                    schema=schema,
-                    name=name,
-                    prompt_asks_json=True,
-                    namespace=namespace or self.namespace,
-                    attempt=attempt,
-                    **kwargs,
-                )
-            else:
-                response = await self.llm.chat(
-                    conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
-                )
+            try:
+                if structured is not None and "response_format" not in kwargs:
+                    schema, name = structured
+                    response, _ = await chat_structured(
+                        self.llm,
+                        conversation,
+                        schema=schema,
+                        name=name,
+                        prompt_asks_json=True,
+                        namespace=namespace or self.namespace,
+                        attempt=attempt,
+                        **kwargs,
+                    )
+                else:
+                    response = await self.llm.chat(
+                        conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
+                    )
+            except ContextLengthError as exc:
+                if exc.limit:
+                    # Later judges on this endpoint size their caps to the limit it named.
+                    model = kwargs.get("model") or self.llm.model
+                    LEARNED.learn(self.llm.settings.base_url, model, exc.limit, requested_tokens(exc.cause), exc.prompt_tokens)
+                raise
             reply = response.text
             if response.finish_reason == "length":
                 # Cut at the length limit: whatever it says is half a reply. Re-asking
