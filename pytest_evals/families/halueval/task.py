@@ -26,7 +26,7 @@ from pytest_evals.families.halueval.parsing import ParseMode, Verdict, parse_jud
 from pytest_evals.families.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.families.halueval.records import to_item
 from pytest_evals.llm.call_errors import ContextLengthError
-from pytest_evals.llm.truncation import TruncatePolicy
+from pytest_evals.llm.truncation import TruncatePolicy, requested_tokens
 from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import (
     CaseInputError,
@@ -279,7 +279,8 @@ class HaluEval(Task[HaluEvalItem]):
                 # Still an ERROR, but one aggregation can see: accuracy_denominator: all
                 # counts it as wrong, as the official script's accuracy does.
                 if isinstance(exc, ContextLengthError):
-                    details["context_length"] = {"prompt_tokens": exc.prompt_tokens, "limit": exc.limit}
+                    details["context_length"] = {"prompt_tokens": exc.prompt_tokens, "limit": exc.limit,
+                                                 "requested_tokens": requested_tokens(exc.cause)}
                 return self._errored(ref, case, kind, output, expected, other_len, exc, details)
             resp = answer.response
             if answer.truncation is not None:
