@@ -74,3 +74,61 @@ def test_a_cut_reply_is_judge_truncated_never_read_never_re_sent(
     assert error_kind(info.value) is ErrorKind.JUDGE_TRUNCATED
     assert "cut at the length limit" in str(info.value) and info.value.raw_reply == reply
     assert len(bodies) == 1  # no re-ask carrying the cut reply
+
+
+# -- HaluEval: a cut reply is not a "No" --------------------------------------------------
+
+HALUEVAL = """\
+task: halueval
+data_dir: {data_dir}
+tasks: [qa]
+sample: 6
+seed: 4
+parse: {parse}
+"""
+
+
+def cut_judge(request: dict[str, Any]) -> Any:
+    # Half the items get a cut reply with a verdict first, half one with no verdict yet.
+    text = str(request["messages"][-1]["content"])
+    verdictless = sum(map(ord, text)) % 2 == 0
+    return {"content": "The answer given here" if verdictless else "No, the answer is", "finish_reason": "length"}
+
+
+@pytest.mark.parametrize("parse", ["first", "strict"])
+def test_halueval_reads_a_cut_reply_only_where_the_cut_cannot_change_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, parse: str
+) -> None:
+    import json
+    from pathlib import Path
+
+    data_dir = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "halueval"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(responder=cut_judge) as srv:
+        pytester.makefile(".eval.yaml", halueval=HALUEVAL.format(data_dir=data_dir, parse=parse))
+        pytester.runpytest("halueval.eval.yaml", "-p", "no:cacheprovider", "--evals-base-url", srv.base_url,
+                           "--evals-cache-dir", str(pytester.path / "cache"), "--evals-json", "out.json")
+        answered = srv.stats()["answered"]
+    suite = json.loads((pytester.path / "out.json").read_text())["suites"][0]
+    results = suite["case_results"]
+    cut = [r for r in results if r["status"] == "error"]
+    read = [r for r in results if r["status"] != "error"]
+    assert answered == 6  # each item asked once, never re-asked
+    assert all("cut at the length limit" in r["message"] for r in cut)
+    assert suite["cases"]["errors_by_kind"] == {"judge_truncated": len(cut)}
+    if parse == "first":
+        # "No, the answer is" gave its verdict before the cut; "The answer given here" none.
+        assert cut and read and all(r["data"]["predicted"] == "no" for r in read)
+        assert all("before it said Yes or No" in r["message"] for r in cut)
+    else:
+        assert not read and len(cut) == 6  # strict reads the whole reply: a cut one never
+
+
+def test_halueval_structured_is_not_for_the_official_protocol() -> None:
+    from pydantic import ValidationError
+
+    from pytest_evals.families.halueval.task import HaluEvalConfig
+
+    with pytest.raises(ValidationError, match="not with prompts: official"):
+        HaluEvalConfig.model_validate({"task": "halueval", "prompts": "official", "structured": True})
+    assert HaluEvalConfig.model_validate({"task": "halueval", "structured": True}).structured
