@@ -25,7 +25,7 @@ from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.client import ChatResponse, Messages, normalize_messages
 from pytest_evals.llm.structured_output import chat_structured
 from pytest_evals.llm.tokens import estimate_prompt_tokens
-from pytest_evals.llm.truncation import LEARNED, SAFETY, context_limit, requested_tokens
+from pytest_evals.llm.truncation import LEARNED, SAFETY, context_limit
 from pytest_evals.model.errors import JudgeError, JudgeTruncatedError
 
 if TYPE_CHECKING:
@@ -230,11 +230,12 @@ class Judge:
         cap = self._cap(default)
         if cap is None:
             return None
-        limit = context_limit(self.llm, model or self.llm.model, None)
+        # Only a limit the suite or the server states: one learned from an earlier
+        # refusal would make this request's body (its cache key) depend on case order.
+        limit = context_limit(self.llm, model or self.llm.model, None, learned=False)
         if limit is None:
             return cap
-        prompt = estimate_prompt_tokens(conversation) * LEARNED.ratio(self.llm.settings.base_url, model or self.llm.model)
-        room = int(limit * SAFETY - prompt)
+        room = int(limit * SAFETY - estimate_prompt_tokens(conversation))
         return max(min(cap, room), VERDICT_MAX_TOKENS)
 
     async def _ask(
@@ -274,9 +275,8 @@ class Judge:
                     )
             except ContextLengthError as exc:
                 if exc.limit:
-                    # Later judges on this endpoint size their caps to the limit it named.
-                    model = kwargs.get("model") or self.llm.model
-                    LEARNED.learn(self.llm.settings.base_url, model, exc.limit, requested_tokens(exc.cause), exc.prompt_tokens)
+                    # Suites with a truncate policy fit later prompts to the limit it named.
+                    LEARNED.learn(self.llm.settings.base_url, kwargs.get("model") or self.llm.model, exc.limit)
                 raise
             reply = response.text
             if response.finish_reason == "length":

@@ -13,7 +13,10 @@ is longer than the model's context:
 The context limit is the suite's ``context_tokens``, else what the client learned
 from the server (``LLMClient.context_limit`` where it publishes one), else what an
 earlier refusal on this endpoint named: the first overflowing case teaches the limit,
-is fitted and sent again once, and every later case is fitted before it is sent.
+is fitted and sent again, and every later case is fitted before it is sent. A fitted
+prompt the server still refuses is fitted once more by the server's own count of it.
+A case's fitted prompt depends only on the case and the limit (never on which cases came
+first), so reruns and xdist workers send, and cache, the same requests.
 Each case records what was done (``Truncation.to_json``).
 """
 
@@ -95,24 +98,15 @@ class LearnedLimits:
 
     def __init__(self) -> None:
         self._limits: dict[tuple[str, str], int] = {}
-        #: How many real tokens the server counted per estimated token (>= 1).
-        self._ratio: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
 
     def get(self, base_url: str, model: str) -> int | None:
         with self._lock:
             return self._limits.get((base_url, model))
 
-    def ratio(self, base_url: str, model: str) -> float:
-        with self._lock:
-            return self._ratio.get((base_url, model), 1.0)
-
-    def learn(self, base_url: str, model: str, limit: int, requested: int | None, estimate: int) -> None:
+    def learn(self, base_url: str, model: str, limit: int) -> None:
         with self._lock:
             self._limits[(base_url, model)] = limit
-            if requested and estimate > 0 and requested > estimate:
-                key = (base_url, model)
-                self._ratio[key] = max(self._ratio.get(key, 1.0), requested / estimate)
 
 
 LEARNED = LearnedLimits()
@@ -126,14 +120,24 @@ def requested_tokens(cause: str | None) -> int | None:
     return int(next(g for g in found.groups() if g))
 
 
-def context_limit(llm: LLMClient, model: str, configured: int | None) -> int | None:
-    """The limit to fit into: the suite's, the server's, or one a refusal named."""
+def context_limit(llm: LLMClient, model: str, configured: int | None, *, learned: bool = True) -> int | None:
+    """The limit to fit into: the suite's, the server's, or (``learned``) one a refusal
+    named earlier in this process."""
     if configured:
         return configured
     published = getattr(llm, "context_limit", None)
     if isinstance(published, int) and published > 0:
         return published
-    return LEARNED.get(llm.settings.base_url, model)
+    return LEARNED.get(llm.settings.base_url, model) if learned else None
+
+
+def server_ratio(cause: str | None, estimate: int, max_tokens: int) -> float:
+    """How many tokens the server counted per estimated token of a refused prompt (>= 1):
+    a prompt fitted by the estimate alone may still be too long for a dense tokenizer."""
+    requested = requested_tokens(cause)
+    if not requested or estimate <= 0:
+        return 1.0
+    return max(1.0, (requested - max_tokens) / estimate)
 
 
 def fit(

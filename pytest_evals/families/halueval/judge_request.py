@@ -32,7 +32,7 @@ from pytest_evals.llm.truncation import (
     Truncation,
     context_limit,
     fit,
-    requested_tokens,
+    server_ratio,
 )
 from pytest_evals.model.errors import JudgeTruncatedError, SkipCase
 
@@ -126,8 +126,11 @@ async def ask(
 
     base_url = llm.settings.base_url
     limit = context_limit(llm, model, request.context_tokens)
-    messages, record = fitted(limit, LEARNED.ratio(base_url, model))
-    for again in (False, True):
+    messages, record = fitted(limit, 1.0)
+    # At most three sends: as it is (limit unknown) or fitted by the estimate, fitted by
+    # the estimate once the refusal named the limit, fitted by the server's own count.
+    ratio = 1.0
+    for _ in range(3):
         try:
             response, level = await chat_structured(
                 llm,
@@ -141,16 +144,19 @@ async def ask(
                 namespace="halueval",
             )
         except ContextLengthError as exc:
-            if again or request.truncate == "none" or not exc.limit:
+            if request.truncate == "none" or not exc.limit or ratio > 1.0:
                 raise
-            # The server named its limit: remember it for every later case, fit this
-            # one with the server's own count of the prompt, and send it once more.
-            LEARNED.learn(base_url, model, exc.limit, requested_tokens(exc.cause), exc.prompt_tokens)
-            messages, record = fitted(
-                request.context_tokens or exc.limit, LEARNED.ratio(base_url, model)
-            )
+            LEARNED.learn(base_url, model, exc.limit)
+            if limit is not None:
+                ratio = server_ratio(exc.cause, exc.prompt_tokens, reply_room)
+                if ratio <= 1.0:
+                    raise
+            limit = request.context_tokens or exc.limit
+            messages, record = fitted(limit, ratio)
             continue
         break
+    else:  # pragma: no cover - the loop raises or breaks
+        raise AssertionError("unreachable")
     if response.finish_reason == "length":
         judgement = parse_judgement(response.text, request.parse)
         if request.parse != "first" or judgement.unparseable:
