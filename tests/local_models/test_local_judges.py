@@ -130,6 +130,9 @@ def test_halueval_structured_on_one_slot_at_64_in_flight(
     # (never cached) context-length cases are asked again.
     again = run_suite(pytester, small_server, "again")
     two = run_suite(pytester, small_server, "two", "-n", "2")
+    # The measured figures, for docs/local-models.md (shown with -rA).
+    print(f"first run {seconds:.0f} s; {first['llm']}; errors_by_kind {kinds}; "
+          f"unparseable_rate {unparseable:.3f}; accuracy {suite['metrics']['overall']['accuracy']['value']}")
     assert again["llm"]["requests"] == 0 and two["llm"]["requests"] == 0
     assert per_case(again) == per_case(first) == per_case(two)
     assert again["suites"][0]["metrics"] == suite["metrics"] == two["suites"][0]["metrics"]
