@@ -164,7 +164,8 @@ async def ask(
                 f"judge reply was cut at the length limit (finish_reason 'length', "
                 f"{response.completion_tokens} completion tokens, max_tokens {max_tokens}) "
                 f"{'before it said Yes or No' if judgement.unparseable else 'and parse: ' + request.parse + ' reads the whole reply'}: "
-                f"raise the suite's max_tokens; reply: {response.text[:300]!r}",
+                f"raise the suite's max_tokens{'' if request.structured else ' or set structured: true'}; "
+                f"reply: {response.text[:300]!r}",
                 raw_reply=response.text,
             )
     return JudgeAnswer(response, messages, record, level)
