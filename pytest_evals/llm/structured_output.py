@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Mapping
@@ -151,7 +152,8 @@ class EndpointFormats:
         try:
             data = {**self._read(llm), key: level}
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+            # Per process and thread: xdist workers write the same file.
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
             tmp.replace(path)
         except OSError:
