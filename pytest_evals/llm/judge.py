@@ -4,6 +4,13 @@ A reply that cannot be read is asked again a bounded number of times, each time 
 the bad reply and the reason shown to the model (which also makes the retry a distinct
 cache entry); after that the case is an ERROR carrying the raw reply (``JudgeError``),
 never a silent zero or pass.
+
+Every judge sends a ``max_tokens`` that fits its reply (a one-word verdict a small cap, a
+JSON object a larger one) unless the caller or ``--evals-max-tokens`` sets one: a small
+local model left without a cap can write until its context is full. A reply cut at that
+cap (``finish_reason: length``) is a :class:`JudgeTruncatedError` at once: never parsed,
+never sent back in a re-ask. JSON judges ask for structured output where the endpoint
+takes it (structured_output.py).
 """
 
 from __future__ import annotations
@@ -14,8 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.client import ChatResponse, Messages, normalize_messages
-from pytest_evals.model.errors import JudgeError
+from pytest_evals.llm.structured_output import chat_structured
+from pytest_evals.llm.tokens import estimate_prompt_tokens
+from pytest_evals.llm.truncation import LEARNED, SAFETY, context_limit
+from pytest_evals.model.errors import JudgeError, JudgeTruncatedError
 
 if TYPE_CHECKING:
     from pytest_evals.llm.client import LLMClient
@@ -26,6 +37,10 @@ JSON_RETRY_PROMPT = (
     "Reply again with only one JSON object, no other text."
 )
 VERDICT_RETRY_PROMPT = "Your previous reply could not be used: {problem}. Reply again with exactly one word: Yes or No."
+#: Default ``max_tokens`` of a Yes/No judge: room for "Yes." or "No, because" and no essay.
+VERDICT_MAX_TOKENS = 16
+#: Default ``max_tokens`` of a JSON judge: lists of statements with reasons fit.
+JSON_MAX_TOKENS = 1024
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _YES = re.compile(r"\byes\b", re.IGNORECASE)
 _NO = re.compile(r"\bno\b", re.IGNORECASE)
@@ -64,6 +79,21 @@ def parse_verdict(text: str) -> bool | None:
 def _short(text: str, limit: int = 300) -> str:
     return (
         text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+    )
+
+
+def _schema_name(schema: type[BaseModel] | None) -> str:
+    # OpenAI's json_schema name: letters, digits, _ and - only.
+    return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__ if schema is not None else "reply")[:64]
+
+
+def _truncated(response: ChatResponse, wanted: str) -> JudgeTruncatedError:
+    return JudgeTruncatedError(
+        f"judge reply was cut at the length limit (finish_reason 'length', "
+        f"{response.completion_tokens} completion tokens) before it gave {wanted}: "
+        f"raise max_tokens (--evals-max-tokens or the suite's max_tokens); "
+        f"reply: {_short(response.text)!r}",
+        raw_reply=response.text,
     )
 
 
@@ -137,6 +167,8 @@ class Judge:
             model=model,
             temperature=temperature,
             repeat=repeat,
+            default_max_tokens=JSON_MAX_TOKENS,
+            structured=(schema.model_json_schema() if schema is not None else None, _schema_name(schema)),
             **kwargs,
         )
 
@@ -155,6 +187,8 @@ class Judge:
         (both or neither word) is returned as ``None`` at once, without re-asking (the
         HaluEval rule: such a reply counts as wrong)."""
         if not strict:
+            if kwargs.get("max_tokens") is None:
+                kwargs["max_tokens"] = self._cap(VERDICT_MAX_TOKENS)
             text, response = await self.text(
                 messages,
                 namespace=namespace,
@@ -163,6 +197,8 @@ class Judge:
                 repeat=repeat,
                 **kwargs,
             )
+            if response.finish_reason == "length":
+                raise _truncated(response, "a Yes/No verdict")
             return parse_verdict(text), response
 
         def parse(text: str) -> bool:
@@ -180,8 +216,27 @@ class Judge:
             model=model,
             temperature=temperature,
             repeat=repeat,
+            default_max_tokens=VERDICT_MAX_TOKENS,
             **kwargs,
         )
+
+    def _cap(self, default: int) -> int | None:
+        """The judge's own cap, unless ``--evals-max-tokens`` sets one for every request."""
+        return None if self.llm.settings.max_tokens is not None else default
+
+    def _fitted_cap(self, conversation: list[dict[str, Any]], default: int, model: str | None) -> int | None:
+        """The judge's own cap, shrunk to the room the prompt leaves where the model's
+        context is known (a 2k-token local model cannot take a 1k reply after a long prompt)."""
+        cap = self._cap(default)
+        if cap is None:
+            return None
+        # Only a limit the suite or the server states: one learned from an earlier
+        # refusal would make this request's body (its cache key) depend on case order.
+        limit = context_limit(self.llm, model or self.llm.model, None, learned=False)
+        if limit is None:
+            return cap
+        room = int(limit * SAFETY - estimate_prompt_tokens(conversation))
+        return max(min(cap, room), VERDICT_MAX_TOKENS)
 
     async def _ask(
         self,
@@ -191,25 +246,43 @@ class Judge:
         wanted: str,
         *,
         namespace: str | None,
+        default_max_tokens: int,
+        structured: tuple[dict[str, Any] | None, str] | None = None,
         **kwargs: Any,
     ) -> tuple[Any, ChatResponse]:
         conversation = normalize_messages(messages)
+        if kwargs.get("max_tokens") is None:
+            kwargs["max_tokens"] = self._fitted_cap(conversation, default_max_tokens, kwargs.get("model"))
         problem = ""
         reply = ""
         for attempt in range(self.max_attempts):
-            response = await self.llm.chat(
-                conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
-            )
+            try:
+                if structured is not None and "response_format" not in kwargs:
+                    schema, name = structured
+                    response, _ = await chat_structured(
+                        self.llm,
+                        conversation,
+                        schema=schema,
+                        name=name,
+                        prompt_asks_json=True,
+                        namespace=namespace or self.namespace,
+                        attempt=attempt,
+                        **kwargs,
+                    )
+                else:
+                    response = await self.llm.chat(
+                        conversation, namespace=namespace or self.namespace, attempt=attempt, **kwargs
+                    )
+            except ContextLengthError as exc:
+                if exc.limit:
+                    # Suites with a truncate policy fit later prompts to the limit it named.
+                    LEARNED.learn(self.llm.settings.base_url, kwargs.get("model") or self.llm.model, exc.limit)
+                raise
             reply = response.text
             if response.finish_reason == "length":
                 # Cut at the length limit: whatever it says is half a reply. Re-asking
                 # would send the cut text back (and can overflow the context itself).
-                raise JudgeError(
-                    f"judge reply was cut at the length limit (finish_reason 'length', "
-                    f"{response.completion_tokens} completion tokens) before it gave {wanted}: "
-                    f"raise max_tokens (--evals-max-tokens); reply: {_short(reply)!r}",
-                    raw_reply=reply,
-                )
+                raise _truncated(response, wanted)
             try:
                 return parse(reply), response
             except ValueError as exc:

@@ -60,6 +60,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="default temperature (default 0; 'none' to not send it); given here, it also "
         "wins over a suite's own temperature field",
     )
+    add(
+        "--evals-structured-output",
+        choices=("auto", "off"),
+        help="JSON judges ask for response_format (json_schema where the endpoint takes it, "
+        "detected once per endpoint) (auto, default) or parse plain replies (off)",
+    )
     add("--evals-model-seed", metavar="S", help="'seed' sent to the model (default: not sent)")
     add(
         "--evals-concurrency",
@@ -132,6 +138,7 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_model_seed", "seed sent to the model", default="")
     ini("evals_concurrency", "model requests in flight per process", default="")
     ini("evals_transport", "auto, process, aiohttp or openai", default="")
+    ini("evals_structured_output", "auto or off (see --evals-structured-output)", default="")
     ini("evals_max_response_bytes", "largest response body read from the endpoint (default 16 MiB)", default="")
     ini("evals_cache_dir", "response cache root", default="")
     ini("evals_cache", "use the response cache", type="bool", default=True)

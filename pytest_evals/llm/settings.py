@@ -79,6 +79,8 @@ class LLMSettings:
     #: Model keys the Bedrock provider accepts, and the ids they stand for (ini
     #: evals_bedrock_models).
     bedrock_models: dict[str, str] = field(default_factory=dict)
+    #: JSON judges ask for response_format where the endpoint takes it (auto) or never (off).
+    structured_output: str = "auto"
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     #: Largest response body read from the endpoint (an endless body must not fill memory).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -274,6 +276,7 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         force_offline=_bool(pick("offline") or False),
         transport=pick("transport") or "auto",
         provider=provider,  # type: ignore[arg-type]  # checked by __post_init__
+        structured_output=_structured(pick("structured_output")),
         max_body_bytes=_optional_number(
             _pick(config, "evals_max_response_bytes", "evals_max_response_bytes"),
             int,
@@ -285,6 +288,13 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         ),
         **extra,
     )
+
+
+def _structured(value: Any) -> str:
+    text = str(value or "auto").strip().lower()
+    if text not in ("auto", "off"):
+        raise ValueError(f"evals_structured_output: expected auto or off, got {value!r}")
+    return text
 
 
 def _ini_lines(config: pytest.Config, name: str) -> list[str]:

@@ -33,6 +33,9 @@ class ErrorKind(str, Enum):
     TARGET = "target"
     #: A judge replied but its reply cannot be turned into a score.
     JUDGE = "judge"
+    #: A judge reply cut at the length limit (``finish_reason: length``): half a reply,
+    #: never read as a verdict and never sent back; the cure is a larger ``max_tokens``.
+    JUDGE_TRUNCATED = "judge_truncated"
     #: A reference metric cannot run with these parameters or this environment.
     METRIC = "metric"
     #: A reference metric did not finish within its deadline.
@@ -90,6 +93,12 @@ class JudgeError(EvalsError):
     def __init__(self, message: str, raw_reply: str | None = None) -> None:
         super().__init__(message)
         self.raw_reply = raw_reply
+
+
+class JudgeTruncatedError(JudgeError):
+    """A judge reply was cut at the length limit before it said what it was asked."""
+
+    kind: ClassVar[ErrorKind] = ErrorKind.JUDGE_TRUNCATED
 
 
 class TargetError(InfrastructureError):

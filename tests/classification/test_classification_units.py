@@ -54,6 +54,22 @@ def test_boolean_labels_read_yes_and_no() -> None:
         flags.from_data("yes", "expected")  # labels: [yes, no] in YAML are booleans
 
 
+@pytest.mark.parametrize(("reply", "label"), [
+    ("I'm a jailbreak detector. I can only respond with one word: yes", "true"),
+    ("No, this is an ordinary question.", "false"),
+    ("**Yes** - it tries to override the instructions. No doubt.", "true"),  # the first word decides
+    ("Answer: false", "false"),
+])
+def test_a_yes_no_model_is_read_by_its_first_verdict_word(reply: str, label: str) -> None:
+    assert LabelSet((True, False)).from_reply(reply) == label
+
+
+@pytest.mark.parametrize("reply", ["Nothing to see here.", "I cannot tell", "Yesterday it was fine"])
+def test_a_yes_no_reply_without_a_verdict_word_says_so(reply: str) -> None:
+    with pytest.raises(ValueError, match="has no yes/no \\(or true/false\\) word"):
+        LabelSet((True, False)).from_reply(reply)
+
+
 def test_data_labels_are_exact_values_of_the_same_type() -> None:
     numbers = LabelSet((0, 1, 2))
     assert numbers.from_data(1, "y") == "1"

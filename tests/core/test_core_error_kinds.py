@@ -22,7 +22,7 @@ from pytest_evals.model.errors import (
 def test_members_are_the_documented_words() -> None:
     assert {k.value for k in ErrorKind} == {
         "config", "input", "infrastructure", "target", "judge", "metric", "timeout", "skipped", "skipped_by_pytest",
-        "exception", "context_length",
+        "exception", "context_length", "judge_truncated",
     }
     assert ErrorKind.INPUT == "input" and f"errors_{ErrorKind.INPUT}" == "errors_input"
     assert json.dumps({"k": ErrorKind.JUDGE}) == '{"k": "judge"}'

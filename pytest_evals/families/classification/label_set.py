@@ -25,6 +25,8 @@ Label = str | bool | int
 #: Reply words read as booleans, when the labels are ``true``/``false``.
 _YES = frozenset({"true", "yes", "1", "y"})
 _NO = frozenset({"false", "no", "0", "n"})
+#: A verdict word in a sentence (whole words only: "Not", "Nothing", "Yesterday" are none).
+_VERDICT_WORD = re.compile(r"(?<!\w)(yes|no|true|false)(?!\w)", re.IGNORECASE)
 #: Words a YAML 1.1 loader reads as booleans in a suite file.
 _YAML_BOOLEANS = frozenset({"yes", "no", "on", "off", "true", "false", "y", "n"})
 
@@ -132,6 +134,18 @@ class LabelSet:
                     return key_of(label)
             elif key_of(label).casefold() == folded:
                 return key_of(label)
+        if any(isinstance(label, bool) for label in self.labels):
+            # A sentence from a Yes/No model: its first whole word yes/no/true/false
+            # decides, as HaluEval's lenient rule reads a judge ("I can only respond with
+            # one word: yes" is a yes); a reply with neither has no verdict.
+            first = _VERDICT_WORD.search(value)
+            if first is not None:
+                said = first.group(1).casefold() in _YES
+                if said in self.labels:
+                    return key_of(said)
+            if all(isinstance(label, bool) for label in self.labels):
+                raise ValueError(f"replied {show(value)}, which has no yes/no (or true/false) word; "
+                                 f"expected one of {self.listed()}")
         # A sentence: the labels it names as words (a reply naming two is ambiguous).
         named = [label for label in self.labels if not isinstance(label, bool)
                  and re.search(rf"(?<!\w){re.escape(key_of(label).casefold())}(?!\w)", value.casefold())]

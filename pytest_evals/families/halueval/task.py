@@ -25,8 +25,15 @@ from pytest_evals.families.halueval.offline import OfflineRule
 from pytest_evals.families.halueval.parsing import ParseMode, Verdict, parse_judgement
 from pytest_evals.families.halueval.prompts import REPORT_DOCUMENT_CHARS, PromptSet, PromptStyle
 from pytest_evals.families.halueval.records import to_item
+from pytest_evals.llm.call_errors import ContextLengthError
+from pytest_evals.llm.truncation import TruncatePolicy, requested_tokens
 from pytest_evals.model.case_result import CaseResult
-from pytest_evals.model.errors import CaseInputError, InfrastructureError, error_kind
+from pytest_evals.model.errors import (
+    CaseInputError,
+    InfrastructureError,
+    JudgeTruncatedError,
+    error_kind,
+)
 from pytest_evals.model.metric_value import MetricTree
 from pytest_evals.suites.suite_config import SuiteConfig
 from pytest_evals.tasks.task_contract import CaseRef, Task
@@ -89,7 +96,15 @@ class HaluEvalConfig(SuiteConfig):
     #: explicit --evals-temperature on the command line wins over ``temperature``.
     model: str | None = None
     temperature: float = 0.0
+    #: Unset: --evals-max-tokens, else 16 (judge_request.py).
     max_tokens: int | None = None
+    #: A prompt longer than the model's context: none (send it), longest (cut the
+    #: longest shown field, never the judged text) or skip; ``context_tokens`` sets the
+    #: limit (default: the server's, or the first refusal's). See docs/local-models.md.
+    truncate: TruncatePolicy = "none"
+    context_tokens: int | None = Field(default=None, gt=0)
+    #: Ask for {"verdict": "Yes" | "No"} where the endpoint enforces a JSON schema.
+    structured: bool = False
     #: The judge without a model endpoint: lexical grounding or embedding similarity.
     offline_judge: OfflineRule = "lexical"
 
@@ -111,6 +126,12 @@ class HaluEvalConfig(SuiteConfig):
         return value
 
     @model_validator(mode="after")
+    def _structured_plain_official(self) -> HaluEvalConfig:
+        if self.structured and self.prompts == "official":
+            raise ValueError("structured: true changes the request: not with prompts: official")
+        return self
+
+    @model_validator(mode="after")
     def _sample_tasks(self) -> HaluEvalConfig:
         if isinstance(self.sample, dict):
             extra = [t for t in self.sample if t not in self.tasks]
@@ -129,7 +150,7 @@ class HaluEval(Task[HaluEvalItem]):
     def run_settings(self) -> dict[str, Any]:
         # The judge is the system under test: its model, sampling, prompts and parsing.
         fields = ("model", "temperature", "max_tokens", "prompts", "with_knowledge", "parse", "offline_judge",
-                  "accuracy_denominator")
+                  "accuracy_denominator", "truncate", "context_tokens", "structured")
         return {**super().run_settings(), "judge": self.config.model_dump(mode="json", include=set(fields))}
 
     # -- where the data is ----------------------------------------------------------
@@ -236,7 +257,8 @@ class HaluEval(Task[HaluEvalItem]):
                 "offline_threshold": verdict.threshold,
             }
         else:
-            messages = self.prompt_set.messages(case, output)
+            from pytest_evals.families.halueval import judge_request as jr
+
             settings = ctx.llm.settings
             # None lets the client send the session's value: the command line's, when given.
             temperature = None if settings.temperature_explicit else self.config.temperature
@@ -244,22 +266,27 @@ class HaluEval(Task[HaluEvalItem]):
                 "prompt": (
                     self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
                     if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
-                    else messages
+                    else self.prompt_set.messages(case, output)
                 ),
                 "temperature": settings.temperature if temperature is None else temperature,
             }
+            c = self.config
+            request = jr.JudgeRequest(c.model, temperature, c.max_tokens, c.truncate, c.context_tokens,
+                                      c.structured, c.parse, c.with_knowledge)
             try:
-                resp = await ctx.llm.chat(
-                    messages,
-                    model=self.config.model,
-                    temperature=temperature,
-                    max_tokens=self.config.max_tokens,
-                    namespace="halueval",
-                )
-            except InfrastructureError as exc:
+                answer = await jr.ask(request, self.prompt_set, case, output, ctx.llm)
+            except (InfrastructureError, JudgeTruncatedError) as exc:
                 # Still an ERROR, but one aggregation can see: accuracy_denominator: all
                 # counts it as wrong, as the official script's accuracy does.
+                if isinstance(exc, ContextLengthError):
+                    details["context_length"] = {"prompt_tokens": exc.prompt_tokens, "limit": exc.limit,
+                                                 "requested_tokens": requested_tokens(exc.cause)}
                 return self._errored(ref, case, kind, output, expected, other_len, exc, details)
+            resp = answer.response
+            if answer.truncation is not None:
+                details["truncation"] = answer.truncation.to_json()
+            if answer.format != "text":
+                details["response_format"] = answer.format
             reply, judge = resp.text, resp.model or self.config.model or ctx.llm.model
         judgement = parse_judgement(reply, self.config.parse)
         correct = judgement.correct(expected)
@@ -272,6 +299,8 @@ class HaluEval(Task[HaluEvalItem]):
         if "temperature" in details:
             data["temperature"] = details["temperature"]
         result.data = dict(data)
+        if "truncation" in details:
+            result.data["truncation"] = details["truncation"]
         result.details = {
             "judge": judge,
             "shown": kind,
@@ -305,7 +334,7 @@ class HaluEval(Task[HaluEvalItem]):
         output: str,
         expected: Verdict,
         other_len: int | None,
-        exc: InfrastructureError,
+        exc: InfrastructureError | JudgeTruncatedError,
         details: dict[str, Any],
     ) -> CaseResult:
         result = self.new_result(ref)
@@ -315,6 +344,8 @@ class HaluEval(Task[HaluEvalItem]):
         if "temperature" in details:
             data["temperature"] = details["temperature"]
         result.data = dict(data)
+        if "context_length" in details:
+            result.data["context_length"] = details["context_length"]
         result.details = {"shown": kind, **details, "expected": expected.capitalize()}
         return result
 

@@ -2,7 +2,8 @@
 
 A reply that does not fit (a missing list, a verdict other than yes/no/idk, a coherence
 score outside 1-5) is rejected; the judge layer retries and finally raises ``JudgeError``.
-Verdict spelling is forgiven (``"Yes"``, ``" NO "``), the meaning is not.
+Verdict spelling is forgiven (``"Yes"``, ``" NO "``), the meaning is not. Text fields
+reject a template's filler (``{"TP": ["...", "..."]}``): see llm/reply_placeholders.py.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+
+from pytest_evals.llm.reply_placeholders import Filled
 
 
 def _normalise_verdict(value: Any) -> Any:
@@ -25,7 +28,7 @@ class _Reply(BaseModel):
 
 
 class StatementVerdict(_Reply):
-    statement: str
+    statement: Filled
     verdict: Verdict
     reason: str = ""
 
@@ -36,19 +39,19 @@ class RelevanceReply(_Reply):
 
 
 class ClaimVerdict(_Reply):
-    claim: str
+    claim: Filled
     verdict: Verdict
     reason: str = ""
 
 
 class FaithfulnessReply(_Reply):
-    truths: list[str] = Field(default_factory=list)
+    truths: list[Filled] = Field(default_factory=list)
     claims: list[ClaimVerdict]
     reason: str = ""
 
 
 class NeedVerdict(_Reply):
-    need: str
+    need: Filled
     verdict: Verdict
     reason: str = ""
 
@@ -66,7 +69,7 @@ class CoherenceReply(_Reply):
 
 
 class OpinionVerdict(_Reply):
-    opinion: str
+    opinion: Filled
     #: "yes": the opinion is biased.
     verdict: Annotated[Literal["yes", "no"], BeforeValidator(_normalise_verdict)]
     reason: str = ""
@@ -78,15 +81,15 @@ class BiasReply(_Reply):
 
 
 class ContradictionsReply(_Reply):
-    truths: list[str] = Field(default_factory=list)
+    truths: list[Filled] = Field(default_factory=list)
     claims: list[ClaimVerdict]
     reason: str = ""
 
 
 class FactsReply(_Reply):
-    tp: list[str] = Field(validation_alias=AliasChoices("TP", "tp"))
-    fp: list[str] = Field(validation_alias=AliasChoices("FP", "fp"))
-    fn: list[str] = Field(validation_alias=AliasChoices("FN", "fn"))
+    tp: list[Filled] = Field(validation_alias=AliasChoices("TP", "tp"))
+    fp: list[Filled] = Field(validation_alias=AliasChoices("FP", "fp"))
+    fn: list[Filled] = Field(validation_alias=AliasChoices("FN", "fn"))
     reason: str = ""
 
 
