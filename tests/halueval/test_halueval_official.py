@@ -249,6 +249,8 @@ def test_official_protocol_reproduces_the_scripts_verdicts_plain_and_xdist(
         official = [e for e in recorder.log if digest(e["messages"]) in table.by_digest]
         assert len(official) == 48 - suite["metrics"]["general"]["n"]["value"] > 30
         assert {e["body"]["temperature"] for e in recorder.log} == {0.0}
+        # the script's body: model, messages, temperature; no max_tokens or response_format
+        assert {tuple(sorted(e["body"])) for e in recorder.log} == {("messages", "model", "temperature")}
         expected = replay(recorder.log, table)
         for group, (correct, n) in expected.items():
             assert suite["metrics"][group]["n"]["value"] == n

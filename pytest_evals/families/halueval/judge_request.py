@@ -2,7 +2,8 @@
 
 - ``max_tokens``: the suite's, else ``--evals-max-tokens``, else 16 (a one-word verdict
   with room for "No, because"); a small model left without a cap can write until its
-  context is full.
+  context is full. Under ``prompts: official`` nothing is sent unless asked for: the
+  official script's request has no ``max_tokens``, and its body is reproduced as it is.
 - ``truncate``: the prompt is fitted into the model's context before it is sent
   (llm/truncation.py). The judged text itself is never cut (the hallucination may be in
   the part cut away): the longest of the item's other shown fields is (the summarization
@@ -70,6 +71,8 @@ class JudgeRequest:
     structured: bool
     parse: ParseMode
     with_knowledge: bool
+    #: ``prompts: official``: no default cap (the script sends none).
+    official: bool = False
 
 
 @dataclass
@@ -98,7 +101,9 @@ def cap(request: JudgeRequest, llm: LLMClient) -> int | None:
     """The max_tokens sent (None: the session's --evals-max-tokens)."""
     if request.max_tokens is not None:
         return request.max_tokens
-    return None if llm.settings.max_tokens is not None else VERDICT_MAX_TOKENS
+    if request.official or llm.settings.max_tokens is not None:
+        return None
+    return VERDICT_MAX_TOKENS
 
 
 async def ask(

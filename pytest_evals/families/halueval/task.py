@@ -272,7 +272,7 @@ class HaluEval(Task[HaluEvalItem]):
             }
             c = self.config
             request = jr.JudgeRequest(c.model, temperature, c.max_tokens, c.truncate, c.context_tokens,
-                                      c.structured, c.parse, c.with_knowledge)
+                                      c.structured, c.parse, c.with_knowledge, c.prompts == "official")
             try:
                 answer = await jr.ask(request, self.prompt_set, case, output, ctx.llm)
             except (InfrastructureError, JudgeTruncatedError) as exc:
