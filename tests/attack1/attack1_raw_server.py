@@ -19,7 +19,7 @@ class RawServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 self.rfile.read(length)
                 outer.requests.append({"path": self.path, "authorization": self.headers.get("Authorization")})
@@ -39,7 +39,7 @@ class RawServer:
                     self.end_headers()
                     self.wfile.write(outer.body)
 
-            do_GET = do_POST  # noqa: N815
+            do_GET = do_POST
 
             def log_message(self, *args: Any) -> None:
                 pass
