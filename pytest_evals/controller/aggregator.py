@@ -139,6 +139,11 @@ class Aggregator:
         #: The run summary (the ``--evals-json`` document), built at session finish.
         self.summary: dict[str, Any] | None = None
         self.exit_note: str | None = None
+        #: Cases whose first measured result was a quality failure and that pytest ran
+        #: again (pytest-rerunfailures): that failure is their result. Reruns retry what
+        #: kept a case from being measured (an endpoint's error, a crash), never a
+        #: measurement: best-of-N attempts would pass a system wrong on every first try.
+        self.failure_kept_over_rerun: set[str] = set()
         self._untolerated = 0
         self._failed = 0
         self._errors = 0
@@ -184,13 +189,23 @@ class Aggregator:
     # -- gathering ------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.outcome == "rerun":
-            # pytest-rerunfailures: an attempt that will be run again; the final
-            # attempt's report is the case's result (counted once).
-            return
         data = getattr(report, REPORT_ATTR, None)
+        if report.outcome == "rerun":
+            # pytest-rerunfailures: an attempt that will be run again. An erroring one is
+            # replaced by the final attempt; a quality failure stands (see __init__).
+            if data is not None and report.nodeid not in self.failure_kept_over_rerun:
+                first = CaseResult.from_json(data)
+                if first.status == "failed":
+                    self.failure_kept_over_rerun.add(report.nodeid)
+                    if report.nodeid in self.results:
+                        self._forget(report.nodeid)
+                    self._record(report.nodeid, first, data)
+            return
         case = is_case_nodeid(report.nodeid)
-        if data is not None:
+        if data is not None and report.nodeid in self.failure_kept_over_rerun:
+            # a later attempt of a case whose failure stands: the report shows that result
+            setattr(report, REPORT_ATTR, self.results[report.nodeid].to_json())
+        elif data is not None:
             full = CaseResult.from_json(data)
             if report.nodeid in self.results:
                 self._forget(report.nodeid)
@@ -344,12 +359,18 @@ class Aggregator:
         )
 
     def warnings(self) -> list[str]:
-        """Run-level notes for the summary: overrides that reached no suite (typos)."""
+        """Run-level notes for the summary: overrides that reached no suite (typos), and
+        failures that reruns did not replace."""
         if not self.suites:
             return []
         cache = suite_cache(self.config)
         names = {s.name for s in self.suites}
         notes = []
+        if self.failure_kept_over_rerun:
+            notes.append(
+                f"{len(self.failure_kept_over_rerun)} failed case(s) were run again (--reruns): their first "
+                "measured result counts, since reruns retry errors, not measurements"
+            )
         for ov in cache.overrides:
             if ov.only_if_known or id(ov) in cache.used_overrides:
                 continue
