@@ -233,7 +233,7 @@ def test_rag_rows_their_model_refuses_are_one_error_each(pytester: pytest.Pytest
     del rows[0]["model"]  # line 1
     rows[1]["structured_contexts"] = [{k: v for k, v in c.items() if k != "base_path"}
                                       for c in rows[1]["structured_contexts"]]  # line 2
-    _write_rows(root, "rag_answers", rows + [dict(rows[0], model="m")])  # line 3 is fine
+    _write_rows(root, "rag_answers", [*rows, dict(rows[0], model="m")])  # line 3 is fine
     result = pytester.runpytest("config/defaults/", *ARGS)
     result.stdout.fnmatch_lines_random([
         "*data/rag_answers.jsonl:1: field 'model': Field required (GOV.UK Chat's rag_answers.EvaluationTestCase*",
