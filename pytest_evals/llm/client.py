@@ -152,8 +152,8 @@ class _LoopState:
     dry_counted: set[tuple[str, str]] = field(default_factory=set)
     #: Done when the endpoint was checked (or failed to be) on this loop.
     ready: asyncio.Future[None] | None = None
-    #: Set when the first reply came back on this loop (requests sent before it are
-    #: the warm-up round: their latency may be a model loading).
+    #: Set when the first reply came back on this loop (its latency may be a model
+    #: loading: not read as load).
     warmed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -439,7 +439,6 @@ class LLMClient:
             and self.settings.serves_own_model
             and self.endpoint is None
             and not self.offline
-            and not self.settings.dry_run
         ):
             # The request names the server's own model (and so does its cache key).
             await self._known_endpoint()
@@ -688,9 +687,6 @@ class LLMClient:
             stats.peak_in_flight = max(stats.peak_in_flight, limiter.in_flight)
             outage = gate.generation
             deadline = s.timeout
-            # Sent before the first reply on this loop: its time may include a server
-            # loading its model (warming up), which says nothing about load.
-            warm_up = not state.warmed.is_set()
             try:
                 stats.attempts += 1
                 sent = time.monotonic()
@@ -723,8 +719,11 @@ class LLMClient:
                     )
                 else:
                     gate.reached_now()
+                    # The first reply's time may include a server loading its model
+                    # (warming up), which says nothing about load.
+                    first = not state.warmed.is_set()
                     state.warmed.set()
-                    limiter.on_success(None if warm_up else time.monotonic() - sent)
+                    limiter.on_success(None if first else time.monotonic() - sent)
                     self._note_lowest(limiter)
                     return completion
             finally:
@@ -733,18 +732,22 @@ class LLMClient:
             if connection:
                 # Hold every request until the endpoint answers again (endpoint_gate.py).
                 gate.connection_failed(cause)
+            if connection or gate.closed or gate.generation != outage:
+                # Whatever failed this attempt (refused, cut, timed out, an error page),
+                # the endpoint was down while it was on the wire: wait for it to come back.
                 try:
                     await gate.wait()
                 except EndpointDown as exc:
                     raise self._unreachable(exc) from None
                 if gate.generation != outage and free < FREE_RESENDS:
-                    # It was down: this attempt is not the request's fault, nor a sign
-                    # of load. Sent again, not counted as a retry.
+                    # Not the request's fault, nor a sign of load: sent again, not
+                    # counted as a retry.
                     free += 1
                     attempt -= 1
                     stats.outage_resends += 1
                     continue
-                overloaded = True  # it answers checks but drops requests: overloaded
+                if connection:
+                    overloaded = True  # it answers checks but drops requests: overloaded
             if error.throttled:
                 stats.throttled += 1
                 limiter.on_throttle()
