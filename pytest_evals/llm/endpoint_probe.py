@@ -167,17 +167,18 @@ def probe_endpoint_sync(
         # llama.cpp's server answers 503 on every endpoint while the model loads.
         return EndpointInfo(False, error=f"HTTP {status} from {base}/models (loading?)")
     models, context = read_models(data) if status == 200 else ((), None)
-    sources = ["/models"] if models or context else []
     slots = None
+    props_context = None
     if not is_hosted(base_url):
         with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
             props_status, props = _get(server_root(base_url) + "/props", headers, timeout)
             if props_status == 200:
                 slots, props_context = read_props(props)
-                if slots or props_context:
-                    sources.append("/props")
-                # A slot's context is what one request may use.
-                context = props_context or context
+    # Where the limits were read (a slot's context is what one request may use).
+    sources = ["/models"] if context and not props_context else []
+    if slots or props_context:
+        sources.append("/props")
+    context = props_context or context
     return EndpointInfo(True, models=models, slots=slots, context=context, sources=tuple(sources))
 
 
