@@ -184,11 +184,33 @@ def _count_node(config: pytest.Config, node: Any) -> None:
         config.stash[_worker_totals_key].add(LLMStats.from_json(data))
 
 
+#: Seconds an interrupted controller waits for its workers' last totals (they stop on
+#: the same Ctrl-C or SIGTERM and send them as their sessions finish).
+WORKER_TOTALS_WAIT = 10.0
+
+
 def _count_unread_nodes(config: pytest.Config) -> None:
     """Workers whose totals arrived after the controller stopped reading xdist's events
-    (an interrupted run): xdist stores each worker's output on its node as it comes."""
-    for node in list(config.stash.get(_nodes_key, {}).values()):
-        _count_node(config, node)
+    (an interrupted run): xdist stores each worker's output on its node as it comes, on
+    its own thread, so they are waited for here (within a bound, and not for a worker
+    whose channel is already closed: it crashed and sends nothing)."""
+    import time
+
+    nodes = list(config.stash.get(_nodes_key, {}).values())
+    counted = config.stash[_counted_key]
+    deadline = time.monotonic() + WORKER_TOTALS_WAIT
+    while True:
+        waiting = False
+        for node in nodes:
+            _count_node(config, node)
+            if _node_id(node) in counted or getattr(node, "workeroutput", None):
+                continue
+            channel = getattr(node, "channel", None)
+            closed = channel is None or bool(getattr(channel, "isclosed", lambda: True)())
+            waiting = waiting or not closed
+        if not waiting or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def judge_name(config: pytest.Config) -> str:
