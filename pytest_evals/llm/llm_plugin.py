@@ -51,6 +51,29 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """``--evals-batch`` against a server without a Batch API stops here, in one line,
+    before any worker starts or anything is collected, recorded or sent."""
+    config = session.config
+    if getattr(config, "workerinput", None) is not None or config.option.collectonly:
+        return
+    from pytest_evals.llm.batch.batch_options import batch_settings
+
+    settings = get_settings(config)
+    if not batch_settings(config).enabled or settings.offline or settings.dry_run:
+        return
+    from pytest_evals.llm.batch.service import BatchService, NoBatchAPI
+
+    service = BatchService(settings)
+    try:
+        service.check_available()
+    except NoBatchAPI as exc:
+        pytest.exit(f"evals batch: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+    finally:
+        service.close()
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
     """Before the first case, outside every case's deadline: ask a local endpoint about
     itself (reachable? its model, slots, context). The xdist controller asks too: the

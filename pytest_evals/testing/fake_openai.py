@@ -160,6 +160,9 @@ class ServerConfig:
     #: "llama.cpp" (also ``GET /props`` with ``total_slots`` and
     #: ``default_generation_settings.n_ctx``) or "vllm" (``max_model_len`` per model).
     server_kind: str = "openai"
+    #: False: the files and batches endpoints answer 404 ``{"detail": "Not Found"}``, as
+    #: llama.cpp's, vLLM's and Ollama's servers do (they have no Batch API).
+    batch_api: bool = True
     #: Built-in responder name, "module:function" or a callable (request JSON -> reply text).
     responder: str | Responder = "echo"
     #: Scripted replies, tried in order before the responder.
@@ -320,7 +323,7 @@ class FakeOpenAIApp:
     def build(self) -> web.Application:
         # Request bodies up to OpenAI's 200 MB batch input file (uploaded in one request)
         # plus form overhead: a 35,000-item HaluEval batch is ~82 MB.
-        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[self._no_batch_api])
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_post("/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
@@ -331,6 +334,13 @@ class FakeOpenAIApp:
         app.router.add_post("/_config", self.post_config)
         self.batches.routes(app)
         return app
+
+    @web.middleware
+    async def _no_batch_api(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.config.batch_api and re.search(r"/(files|batches)(/|$)", request.path):
+            self.state.probes["no_batch_api"] += 1
+            return web.json_response({"detail": "Not Found"}, status=404)
+        return await handler(request)
 
     # -- behaviour --------------------------------------------------------------------
     def responder(self) -> Responder:
@@ -749,6 +759,10 @@ def spawn_fake_openai(
         handle.stop()
 
 
+def _parse_bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
 def build_arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m pytest_evals.testing.fake_openai",
@@ -762,6 +776,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
             continue
         default = getattr(defaults, f.name)
         kind: Callable[[str], Any] = type(default) if default is not None else str
+        if isinstance(default, bool):
+            kind = _parse_bool
         p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, default=default)
     p.add_argument("--script", dest="script_file", help="JSON file: [{pattern, reply}, ...]")
     p.add_argument("--script-json", dest="script_json", help="the same list inline")
