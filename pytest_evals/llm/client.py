@@ -299,8 +299,12 @@ class LLMClient:
 
     # -- the endpoint's own limits (endpoint_probe.py, endpoint_gate.py) -------------------
     async def check_endpoint(self) -> EndpointInfo:
-        """Ask the endpoint about itself (two GETs, no completion); never raises."""
-        return await probe_endpoint(self.settings.base_url, self.settings.authorization)
+        """Ask the endpoint about itself (two GETs, no completion); never raises. An
+        answer is taken (a server that came back may have come back with other slots)."""
+        info = await probe_endpoint(self.settings.base_url, self.settings.authorization)
+        if info.reachable:
+            self.use_endpoint(info)
+        return info
 
     def use_endpoint(self, info: EndpointInfo) -> None:
         """Take what the endpoint published: its own model name (when none was given
