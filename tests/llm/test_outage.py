@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from pytest_evals.llm.call_errors import EndpointUnreachable
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .conftest import closing, run
+from .helpers import endpoint_args, probe_suite
 
 MakeClient = Callable[..., LLMClient]
 
@@ -97,3 +100,35 @@ def test_an_endpoint_never_reached_fails_fast(make_client: MakeClient) -> None:
 
     assert run(closing(client, go())) < 3
     assert client.stats.attempts == 0  # checked first: no completion was ever sent
+
+
+def test_a_40s_restart_mid_suite_loses_no_case(
+    pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A whole run: the server goes away for 40 s after a few cases were answered and
+    comes back on the same port; every case passes, none is an ERROR, and the summary
+    says how many attempts were sent again."""
+    server.configure(latency=0.1)
+    probe_suite(pytester, [f"case {i}" for i in range(30)])
+    out = tmp_path / "s.json"
+
+    def restart() -> None:
+        deadline = time.monotonic() + 60
+        while server.stats()["answered"] < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.restart(40.0)
+
+    thread = threading.Thread(target=restart)
+    thread.start()
+    try:
+        result = pytester.runpytest(
+            *endpoint_args(server, tmp_path / "c", "--evals-json", str(out)),
+            "--evals-concurrency", "4", "--evals-timeout", "5", "--evals-max-retries", "1",
+        )
+    finally:
+        thread.join(90)
+    result.assert_outcomes(passed=30)
+    llm = json.loads(out.read_text())["llm"]
+    assert llm["errors"] == 0 and llm["requests"] == 30
+    assert llm["outage_resends"] >= 1
+    result.stdout.fnmatch_lines(["evals llm: * requests sent again after the endpoint came back"])
