@@ -104,6 +104,10 @@ def get_client(config: pytest.Config) -> LLMClient:
         # Without a session (the client used outside a pytest_evals run) the client
         # runs its own engine for sync callers.
         client = LLMClient(get_settings(config), engine=session_engine(config))
+        workerinput = getattr(config, "workerinput", None)
+        if isinstance(workerinput, dict):
+            # xdist workers share the endpoint's slots.
+            client.processes = int(workerinput.get("workercount") or 1)
         endpoint = config.stash.get(_key("endpoint"), None)
         if endpoint is not None:
             client.use_endpoint(endpoint)

@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import logging
 import math
-import os
 import re
 import sys
 import threading
@@ -238,6 +237,9 @@ class LLMClient:
         #: What the endpoint published about itself (endpoint_probe.py), once known.
         self.endpoint: EndpointInfo | None = None
         self._probed: asyncio.Future[EndpointInfo] | None = None
+        #: Processes of the run sending to the same endpoint (xdist workers; set by the
+        #: pytest wiring): they share its slots.
+        self.processes = 1
         self.cache: ResponseCache | None = None
         if settings.cache:
             self.cache = ResponseCache(
@@ -320,9 +322,7 @@ class LLMClient:
         info = self.endpoint
         if info is None or not info.slots:
             return None
-        workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-        share = int(workers) if workers.isdigit() and int(workers) > 0 else 1
-        return max(1, math.ceil(info.slots / share))
+        return max(1, math.ceil(info.slots / max(1, self.processes)))
 
     async def _known_endpoint(self) -> EndpointInfo:
         """The endpoint's answer, asked once per client (shared by concurrent callers)."""

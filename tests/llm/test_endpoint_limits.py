@@ -71,11 +71,11 @@ def test_llama_cpp_props_cap_the_concurrency_to_its_slots(
 
 
 def test_slots_are_shared_among_xdist_workers(
-    make_client: MakeClient, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    make_client: MakeClient, server: FakeOpenAI
 ) -> None:
     server.configure(server_kind="llama.cpp", slots=3)
-    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
     client = make_client(concurrency=32)
+    client.processes = 2  # what the pytest wiring sets in each of two workers
     run(closing(client, client.chat("hi", namespace="t")))
     assert client.concurrency_cap() == 2  # ceil(3 / 2): each of two workers
 
