@@ -102,6 +102,20 @@ def _positive(value: Any) -> int | None:
     return number if number > 0 else None
 
 
+#: A model id longer than this, or with control characters, is not used as a name: it
+#: would be sent in every request and printed in every report.
+MAX_ID = 256
+
+
+def _usable_id(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_ID
+        and value.isprintable()
+        and value.strip() == value
+    )
+
+
 def read_models(data: Any) -> tuple[tuple[str, ...], int | None]:
     """Model ids and a context length (vLLM ``max_model_len``, llama.cpp ``meta.n_ctx_train``)."""
     items = data.get("data") if isinstance(data, dict) else None
@@ -110,7 +124,7 @@ def read_models(data: Any) -> tuple[tuple[str, ...], int | None]:
     ids: list[str] = []
     context: int | None = None
     for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        if not isinstance(item, dict) or not _usable_id(item.get("id")):
             continue
         ids.append(item["id"])
         if context is None:

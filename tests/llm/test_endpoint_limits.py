@@ -42,6 +42,11 @@ def test_readers_take_the_published_fields_and_ignore_the_rest() -> None:
     assert read_props(["not", "an", "object"]) == (None, None)
     assert read_models({"data": [{"id": 7}, "x", {"id": "ok", "max_model_len": 0}]}) == (("ok",), None)
     assert read_models(None) == ((), None)
+    # A name that is huge, blank or carries control characters is not used.
+    assert read_models({"data": [{"id": "x" * 5000}, {"id": " "}, {"id": "a\nb"}, {"id": "ok"}]}) == (
+        ("ok",),
+        None,
+    )
     assert server_root("http://h:8080/v1/") == "http://h:8080"
     assert server_root("http://h/api/openai/v1") == "http://h/api/openai"
 
