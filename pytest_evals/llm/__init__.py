@@ -55,6 +55,7 @@ __all__ = [
     "get_settings",
     "is_offline",
     "parse_verdict",
+    "use_endpoint",
 ]
 
 # pytest itself is imported by the functions below, not here: the process transport's
@@ -103,8 +104,31 @@ def get_client(config: pytest.Config) -> LLMClient:
         # Without a session (the client used outside a pytest_evals run) the client
         # runs its own engine for sync callers.
         client = LLMClient(get_settings(config), engine=session_engine(config))
+        workerinput = getattr(config, "workerinput", None)
+        if isinstance(workerinput, dict):
+            # xdist workers share the endpoint's slots.
+            client.processes = int(workerinput.get("workercount") or 1)
+        endpoint = config.stash.get(_key("endpoint"), None)
+        if endpoint is not None:
+            client.use_endpoint(endpoint)
         config.stash[key] = client
     return client
+
+
+def use_endpoint(config: pytest.Config, info: Any) -> None:
+    """What the endpoint said about itself (endpoint_probe.EndpointInfo), for this
+    process: a local server's own model name when none was given (shown and asked for),
+    its slots and context (the client's limiter and messages)."""
+    settings = get_settings(config)
+    if settings.serves_own_model and info.models and settings.model != info.models[0]:
+        import dataclasses
+
+        config.stash[_key("settings")] = dataclasses.replace(settings, model=info.models[0])
+    client = peek_client(config)
+    if client is not None:
+        client.use_endpoint(info)
+    else:
+        config.stash[_key("endpoint")] = info
 
 
 def peek_client(config: pytest.Config) -> LLMClient | None:

@@ -44,6 +44,11 @@ class ContextLengthError(LLMError):
         self.limit = limit
 
 
+class EndpointUnreachable(LLMError):
+    """The endpoint stayed unreachable past ``--evals-outage-wait`` (or never answered in
+    this run): every request after that fails at once with this same one-line reason."""
+
+
 class OfflineError(LLMError):
     """A model call was attempted but no endpoint is configured (offline mode)."""
 

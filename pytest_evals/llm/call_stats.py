@@ -32,7 +32,11 @@ class LLMStats:
     dry_run_prompt_tokens: int = 0
     dry_run_completion_tokens: int = 0
     dry_run_cost_usd: float = 0.0
-    #: Lowest concurrency the adaptive limiter went down to (0: never reported).
+    #: Requests sent again because the endpoint was down when they went (a server
+    #: restarting: not counted as retries, see endpoint_gate.py).
+    outage_resends: int = 0
+    #: Lowest concurrency the adaptive limiter went down to: the configured one (or the
+    #: server's slots) when nothing was throttled; 0 only when no request went out.
     lowest_concurrency: int = 0
     peak_in_flight: int = 0
     #: HTTP helper processes started (the process transport; one per xdist worker,

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import re
 import sys
 import threading
@@ -36,8 +37,16 @@ from urllib.parse import urlsplit, urlunsplit
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm import io_hooks
 from pytest_evals.llm.cache import CacheOps, ResponseCache, cache_key
-from pytest_evals.llm.call_errors import ContextLengthError, DryRunSkip, LLMError, OfflineError
+from pytest_evals.llm.call_errors import (
+    ContextLengthError,
+    DryRunSkip,
+    EndpointUnreachable,
+    LLMError,
+    OfflineError,
+)
 from pytest_evals.llm.call_stats import LLMStats
+from pytest_evals.llm.endpoint_gate import EndpointDown, EndpointGate
+from pytest_evals.llm.endpoint_probe import EndpointInfo, probe_endpoint
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
 from pytest_evals.llm.retry import AttemptError, Backoff
@@ -59,6 +68,9 @@ log = logging.getLogger("pytest_evals.llm")
 #: Requests in flight before the first reply: the limit then doubles each round trip while
 #: replies are quick (limiter.py), so a queueing local server never gets the whole burst.
 SLOW_START = 8
+#: Re-sends a request may get for free (not counted as retries) because the endpoint
+#: was down when it was sent: bounds a server that flaps forever.
+FREE_RESENDS = 20
 
 Messages = str | Sequence[Mapping[str, Any]]
 
@@ -133,9 +145,15 @@ class _LoopState:
     """Resources bound to one event loop."""
 
     limiter: AdaptiveLimiter
+    gate: EndpointGate
     transport: Transport | None = None
     inflight: dict[tuple[str, str], asyncio.Future[ChatResponse]] = field(default_factory=dict)
     dry_counted: set[tuple[str, str]] = field(default_factory=set)
+    #: Done when the endpoint was checked (or failed to be) on this loop.
+    ready: asyncio.Future[None] | None = None
+    #: Set when the first reply came back on this loop (its latency may be a model
+    #: loading: not read as load).
+    warmed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def resolve_transport(settings: LLMSettings) -> str:
@@ -222,6 +240,12 @@ class LLMClient:
         self._own_engine: Engine | None = None
         self._states: dict[asyncio.AbstractEventLoop, _LoopState] = {}
         self._lock = threading.Lock()
+        #: What the endpoint published about itself (endpoint_probe.py), once known.
+        self.endpoint: EndpointInfo | None = None
+        self._probed: asyncio.Future[EndpointInfo] | None = None
+        #: Processes of the run sending to the same endpoint (xdist workers; set by the
+        #: pytest wiring): they share its slots.
+        self.processes = 1
         self.cache: ResponseCache | None = None
         if settings.cache:
             self.cache = ResponseCache(
@@ -271,10 +295,77 @@ class LLMClient:
                             self.settings.concurrency,
                             deadline=self.settings.timeout,
                             initial=SLOW_START,
-                        )
+                        ),
+                        EndpointGate(
+                            self.check_endpoint,
+                            outage_wait=self.settings.outage_wait,
+                            where=f"LLM endpoint {self.base_url}",
+                        ),
                     ),
                 )
         return state
+
+    # -- the endpoint's own limits (endpoint_probe.py, endpoint_gate.py) -------------------
+    async def check_endpoint(self) -> EndpointInfo:
+        """Ask the endpoint about itself (two GETs, no completion); never raises. An
+        answer is taken (a server that came back may have come back with other slots)."""
+        info = await probe_endpoint(self.settings.base_url, self.settings.authorization)
+        if info.reachable:
+            self.use_endpoint(info)
+        return info
+
+    def use_endpoint(self, info: EndpointInfo) -> None:
+        """Take what the endpoint published: its own model name (when none was given
+        for a local server) and its limits (applied to each loop's limiter)."""
+        if not info.reachable and self.endpoint is not None:
+            return  # keep what an earlier answer said
+        self.endpoint = info
+        if self.settings.serves_own_model and info.models and self.settings.model != info.models[0]:
+            self.settings = dataclasses.replace(self.settings, model=info.models[0])
+
+    def concurrency_cap(self) -> int | None:
+        """The server's slots shared among the run's processes (xdist workers)."""
+        info = self.endpoint
+        if info is None or not info.slots:
+            return None
+        return max(1, math.ceil(info.slots / max(1, self.processes)))
+
+    async def _known_endpoint(self) -> EndpointInfo:
+        """The endpoint's answer, asked once per client (shared by concurrent callers)."""
+        if self.endpoint is not None and self.endpoint.reachable:
+            return self.endpoint
+        probed = self._probed
+        if probed is None or probed.get_loop() is not asyncio.get_running_loop():
+            probed = self._probed = asyncio.ensure_future(self.check_endpoint())
+        info = await asyncio.shield(probed)
+        self.use_endpoint(info)
+        return info
+
+    async def _open_endpoint(self, state: _LoopState) -> None:
+        """Before the first request on this loop: the endpoint checked (waited for
+        while it starts, endpoint_gate.py) and its slots applied to the limiter."""
+        info = await self._known_endpoint()
+        if not info.reachable:
+            state.gate.connection_failed(info.error)
+            await state.gate.wait()
+        else:
+            state.gate.reached_now()
+        cap = self.concurrency_cap()
+        if cap is not None:
+            state.limiter.cap(cap)
+
+    async def _ready(self, state: _LoopState) -> None:
+        if state.ready is None:
+            state.ready = asyncio.ensure_future(self._open_endpoint(state))
+        try:
+            await asyncio.shield(state.ready)
+        except EndpointDown as exc:
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: EndpointDown) -> EndpointUnreachable:
+        self.stats.errors += 1
+        usage.record(errors=1)
+        return EndpointUnreachable(exc.reason)
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:
@@ -353,6 +444,14 @@ class LLMClient:
         reply. ``namespace`` is the cache directory (one per task). Extra keyword
         arguments are sent in the body (``top_p``, ``stop``...) and are part of the key.
         """
+        if (
+            model is None
+            and self.settings.serves_own_model
+            and self.endpoint is None
+            and not self.offline
+        ):
+            # The request names the server's own model (and so does its cache key).
+            await self._known_endpoint()
         body = self.build_request(
             messages,
             model=model,
@@ -568,7 +667,6 @@ class LLMClient:
         )
 
     async def _request(self, state: _LoopState, body: dict[str, Any]) -> Completion:
-        s, stats, limiter = self.settings, self.stats, state.limiter
         transport = self._transport(state)
         start = getattr(transport, "start", None)
         if start is not None:
@@ -577,21 +675,39 @@ class LLMClient:
             # attempt below fails with the reason.
             with contextlib.suppress(Exception):
                 await start()
+        # Outside every deadline: the endpoint checked once (and waited for while it
+        # starts or loads its model), its slots applied to the limiter.
+        await self._ready(state)
+        return await self._attempts(state, body)
+
+    async def _attempts(self, state: _LoopState, body: dict[str, Any]) -> Completion:
+        s, stats, limiter, gate = self.settings, self.stats, state.limiter, state.gate
+        transport = self._transport(state)
         attempts = s.max_retries + 1
-        for attempt in range(1, attempts + 1):
+        attempt = free = 0
+        while True:
+            attempt += 1
+            try:
+                await gate.wait()
+            except EndpointDown as exc:
+                raise self._unreachable(exc) from None
+            # The deadline starts here, on the wire: time waiting for a slot of the
+            # limiter (or for the gate) is not the server's.
             await limiter.acquire()
             stats.peak_in_flight = max(stats.peak_in_flight, limiter.in_flight)
+            outage = gate.generation
+            deadline = s.timeout
             try:
                 stats.attempts += 1
                 sent = time.monotonic()
-                overloaded = False
+                overloaded = connection = False
                 try:
-                    async with _attempt_deadline(s.timeout):
+                    async with _attempt_deadline(deadline):
                         completion = await transport.send(body)
                 except TimeoutError:
                     overloaded = True
                     error = AttemptError(
-                        f"no complete reply within {s.timeout:g}s (the server may be queueing: "
+                        f"no complete reply within {deadline:g}s (the server may be queueing: "
                         "lower --evals-concurrency or raise --evals-timeout)",
                         retryable=True,
                     )
@@ -604,37 +720,64 @@ class LLMClient:
                         status=exc.status,
                         retry_after=exc.retry_after,
                     )
+                    connection = exc.connection
                 except Exception as exc:  # anything else the HTTP stack raises mid-request
                     # A refused or dropped connection: a server restarting or overwhelmed.
-                    overloaded = True
+                    connection = True
                     error = AttemptError(
                         self.redact(f"{type(exc).__name__}: {exc}"), retryable=True
                     )
                 else:
-                    limiter.on_success(time.monotonic() - sent)
+                    gate.reached_now()
+                    # The first reply's time may include a server loading its model
+                    # (warming up), which says nothing about load.
+                    first = not state.warmed.is_set()
+                    state.warmed.set()
+                    limiter.on_success(None if first else time.monotonic() - sent)
+                    self._note_lowest(limiter)
                     return completion
             finally:
                 limiter.release()
             cause = error.cause
+            if connection:
+                # Hold every request until the endpoint answers again (endpoint_gate.py).
+                gate.connection_failed(cause)
+            if connection or gate.closed or gate.generation != outage:
+                # Whatever failed this attempt (refused, cut, timed out, an error page),
+                # the endpoint was down while it was on the wire: wait for it to come back.
+                try:
+                    await gate.wait()
+                except EndpointDown as exc:
+                    raise self._unreachable(exc) from None
+                if gate.generation != outage and free < FREE_RESENDS:
+                    # Not the request's fault, nor a sign of load: sent again, not
+                    # counted as a retry.
+                    free += 1
+                    attempt -= 1
+                    stats.outage_resends += 1
+                    continue
+                if connection:
+                    overloaded = True  # it answers checks but drops requests: overloaded
             if error.throttled:
                 stats.throttled += 1
                 limiter.on_throttle()
             elif overloaded:
                 limiter.on_overload()
-            stats.lowest_concurrency = limiter.lowest
-            if not error.retryable or attempt == attempts:
+            self._note_lowest(limiter)
+            if not error.retryable or attempt >= attempts:
                 stats.errors += 1
                 usage.record(errors=1)
                 overflow = context_overflow(error)
                 if overflow is not None:
                     tokens = estimate_prompt_tokens(body.get("messages") or [])
                     asked = f" + max_tokens {body['max_tokens']}" if body.get("max_tokens") else ""
-                    limit = f", limit {overflow} tokens" if overflow else ""
+                    known = overflow or (self.endpoint.context if self.endpoint else None) or 0
+                    limit = f", limit {known} tokens" if known else ""
                     raise ContextLengthError(
                         f"LLM request to {self.base_url} (model {body['model']}) is longer than "
                         f"the model's context: about {tokens} prompt tokens{asked}{limit} ({cause})",
                         prompt_tokens=tokens,
-                        limit=overflow or None,
+                        limit=known or None,
                         cause=cause,
                     ) from None
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
@@ -647,7 +790,12 @@ class LLMClient:
             delay = self.backoff.delay(attempt, error)
             log.info("pytest_evals: %s; retry %d/%d in %.2fs", cause, attempt, s.max_retries, delay)
             await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _note_lowest(self, limiter: AdaptiveLimiter) -> None:
+        """The lowest concurrency used: the configured one (or the server's slots)
+        when nothing was throttled, never 0 once a request went out."""
+        mine = self.stats.lowest_concurrency
+        self.stats.lowest_concurrency = min(mine, limiter.lowest) if mine else limiter.lowest
 
     # -- synchronous use and shutdown ------------------------------------------------------
     @property
@@ -674,6 +822,8 @@ class LLMClient:
         """Close this loop's HTTP pool (call on each loop you used, e.g. after asyncio.run)."""
         loop = asyncio.get_running_loop()
         state = self._states.pop(loop, None)
+        if state is not None:
+            await state.gate.aclose()
         if state is not None and state.transport is not None:
             await state.transport.aclose()
 
@@ -698,6 +848,8 @@ class LLMClient:
 
     async def _aclose_on(self, loop: asyncio.AbstractEventLoop) -> None:
         state = self._states.get(loop)
+        if state is not None:
+            await state.gate.aclose()
         if state is not None and state.transport is not None:
             await state.transport.aclose()
             state.transport = None

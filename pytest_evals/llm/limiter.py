@@ -111,6 +111,18 @@ class AdaptiveLimiter:
                 self.slow_start = False
             self._wake()
 
+    def cap(self, maximum: int) -> None:
+        """Lower the maximum to what the server says it works on at once (its slots):
+        requests past them would only wait in its queue with their deadlines running."""
+        maximum = max(self.minimum, maximum)
+        if maximum >= self.maximum:
+            return
+        self.maximum = maximum
+        self.limit = min(self.limit, float(maximum))
+        if self.limit >= maximum:
+            self.slow_start = False
+        self.lowest = min(self.lowest, self.current)
+
     def on_overload(self) -> None:
         """A timeout or refused connection: fall to what the server is seen to sustain."""
         now = time.monotonic()

@@ -50,6 +50,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="retries after a 429/5xx/timeout/bad body (default 6)",
     )
     add(
+        "--evals-outage-wait",
+        metavar="SECONDS",
+        help="how long an endpoint that stops answering (connection refused or reset, a "
+        "local server restarting) is waited for before the remaining requests fail "
+        "(default 120; one that never answered in this run: at most 10)",
+    )
+    add(
         "--evals-max-tokens",
         metavar="N",
         help="max_tokens sent with every request (default: not sent)",
@@ -133,6 +140,7 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_api_key_env", "environment variable holding the API key", default="")
     ini("evals_timeout", "seconds per request attempt", default="")
     ini("evals_max_retries", "retries per request", default="")
+    ini("evals_outage_wait", "seconds a restarting endpoint is waited for", default="")
     ini("evals_max_tokens", "max_tokens of every request", default="")
     ini("evals_temperature", "default temperature", default="")
     ini("evals_model_seed", "seed sent to the model", default="")

@@ -14,6 +14,10 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 
 THROTTLE_STATUS = frozenset({429, 503, 529})
 
 
+#: How every transport begins the cause of a refused or dropped connection.
+CONNECTION_ERROR = "connection error: "
+
+
 class AttemptError(Exception):
     """One attempt failed; ``retryable`` says whether another attempt may succeed."""
 
@@ -34,6 +38,13 @@ class AttemptError(Exception):
     @property
     def throttled(self) -> bool:
         return self.status in THROTTLE_STATUS
+
+    @property
+    def connection(self) -> bool:
+        """The request never reached the server or its reply was cut (refused, reset):
+        every transport words these ``connection error: ...`` (an HTTP helper process
+        passes on only the text)."""
+        return self.status is None and self.cause.startswith(CONNECTION_ERROR)
 
 
 def status_error(

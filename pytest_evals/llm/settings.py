@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm.bedrock_models import parse_model_aliases
-from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table
+from pytest_evals.llm.pricing import DEFAULT_PRICES, build_price_table, parse_price
 from pytest_evals.llm.secret import Secret
 
 if TYPE_CHECKING:
@@ -87,6 +87,12 @@ class LLMSettings:
     #: Identifies one pytest run (shared by its xdist workers): with --evals-refresh an
     #: answer written during this run counts as fresh, so workers do not re-ask it.
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Seconds a restarting endpoint is waited for (connection refused or reset) before
+    #: the remaining requests fail (llm/endpoint_gate.py).
+    outage_wait: float = 120.0
+    #: The model was named (--evals-model / ini). If not, a local endpoint's own model
+    #: (from its /models listing) is asked for and shown, and no built-in price applies.
+    model_explicit: bool = True
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -111,6 +117,8 @@ class LLMSettings:
             raise ValueError(f"--evals-timeout must be positive, got {self.timeout}")
         if self.max_retries < 0:
             raise ValueError(f"--evals-max-retries cannot be negative, got {self.max_retries}")
+        if self.outage_wait < 0:
+            raise ValueError(f"--evals-outage-wait cannot be negative, got {self.outage_wait}")
         if self.max_body_bytes < 1:
             raise ValueError(f"evals_max_response_bytes must be positive, got {self.max_body_bytes}")
         userinfo = split_userinfo(self.configured_base_url or "")[1]
@@ -145,6 +153,18 @@ class LLMSettings:
         return None
 
     @property
+    def local(self) -> bool:
+        """A configured endpoint other than OpenAI's own API (llama.cpp, vLLM, Ollama...)."""
+        from pytest_evals.llm.endpoint_probe import is_hosted
+
+        return bool(self.configured_base_url) and not is_hosted(self.base_url)
+
+    @property
+    def serves_own_model(self) -> bool:
+        """No model named and a local endpoint: the server's own model is used and shown."""
+        return self.local and not self.model_explicit
+
+    @property
     def offline(self) -> bool:
         """No endpoint configured (or forced): judges use the embedded local model."""
         if self.provider == "bedrock":
@@ -173,6 +193,7 @@ class LLMSettings:
             "api_key_set": bool(self.api_key),
             "transport": self.transport,
             "concurrency": self.concurrency,
+            "outage_wait": self.outage_wait,
             "cache": self.cache,
             "cache_dir": str(self.cache_dir),
             "refresh": self.refresh,
@@ -255,8 +276,16 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
     temperature = pick("temperature")
     cache_dir = pick("cache_dir")
     cache = pick("cache")
+    model = pick("model")
+    own_prices = [*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]
+    prices = build_price_table(own_prices)
+    if not model and base_url and not _hosted(base_url):
+        # A local server's model is not OpenAI's, whatever name the request carries:
+        # only prices the user gave apply (an unknown price is shown as such).
+        prices = dict(parse_own(own_prices))
     return LLMSettings(
-        model=pick("model") or DEFAULT_MODEL,
+        model=model or DEFAULT_MODEL,
+        model_explicit=bool(model),
         configured_base_url=base_url,
         api_key=Secret(key) if key else None,
         api_key_env=key_env,
@@ -283,9 +312,8 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
             "evals_max_response_bytes",
         )
         or DEFAULT_MAX_BODY_BYTES,
-        prices=build_price_table(
-            [*(_ini_lines(config, "evals_prices")), *(pick("price", ini=False) or [])]
-        ),
+        prices=prices,
+        outage_wait=number("outage_wait", float, 120.0),
         **extra,
     )
 
@@ -295,6 +323,16 @@ def _structured(value: Any) -> str:
     if text not in ("auto", "off"):
         raise ValueError(f"evals_structured_output: expected auto or off, got {value!r}")
     return text
+
+
+def _hosted(base_url: str) -> bool:
+    from pytest_evals.llm.endpoint_probe import is_hosted
+
+    return is_hosted(split_userinfo(base_url)[0])
+
+
+def parse_own(items: list[str]) -> list[tuple[str, tuple[float, float]]]:
+    return [parse_price(item) for item in items]
 
 
 def _ini_lines(config: pytest.Config, name: str) -> list[str]:

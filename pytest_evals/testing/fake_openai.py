@@ -153,6 +153,16 @@ class ServerConfig:
     #: The model's context in (fake) tokens (0: no limit): a longer prompt plus its
     #: ``max_tokens`` gets OpenAI's and vLLM's HTTP 400 ``context_length_exceeded``.
     max_context: int = 0
+    #: Model ids ``GET /v1/models`` lists, comma-separated (default none: the fake
+    #: answers whatever model a request names).
+    served_models: str = ""
+    #: Which server's self-description to imitate: "openai" (``/v1/models`` ids only),
+    #: "llama.cpp" (also ``GET /props`` with ``total_slots`` and
+    #: ``default_generation_settings.n_ctx``) or "vllm" (``max_model_len`` per model).
+    server_kind: str = "openai"
+    #: False: the files and batches endpoints answer 404 ``{"detail": "Not Found"}``, as
+    #: llama.cpp's, vLLM's and Ollama's servers do (they have no Batch API).
+    batch_api: bool = True
     #: Built-in responder name, "module:function" or a callable (request JSON -> reply text).
     responder: str | Responder = "echo"
     #: Scripted replies, tried in order before the responder.
@@ -211,6 +221,8 @@ class _State:
         self.received = 0
         self.answered = 0
         self.outcomes: Counter[str] = Counter()
+        #: GETs of /v1/models and /props (not completions: not in received/outcomes).
+        self.probes: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
         self.attempts_per_body: Counter[str] = Counter()
@@ -222,6 +234,7 @@ class _State:
             "received": self.received,
             "answered": self.answered,
             "outcomes": dict(self.outcomes),
+            "probes": dict(self.probes),
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "distinct_requests": len(self.attempts_per_body),
@@ -310,16 +323,24 @@ class FakeOpenAIApp:
     def build(self) -> web.Application:
         # Request bodies up to OpenAI's 200 MB batch input file (uploaded in one request)
         # plus form overhead: a 35,000-item HaluEval batch is ~82 MB.
-        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[self._no_batch_api])
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_post("/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/props", self.props)
         app.router.add_get("/_stats", self.get_stats)
         app.router.add_get("/_log", self.get_log)
         app.router.add_post("/_reset", self.post_reset)
         app.router.add_post("/_config", self.post_config)
         self.batches.routes(app)
         return app
+
+    @web.middleware
+    async def _no_batch_api(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.config.batch_api and re.search(r"/(files|batches)(/|$)", request.path):
+            self.state.probes["no_batch_api"] += 1
+            return web.json_response({"detail": "Not Found"}, status=404)
+        return await handler(request)
 
     # -- behaviour --------------------------------------------------------------------
     def responder(self) -> Responder:
@@ -473,9 +494,31 @@ class FakeOpenAIApp:
         return web.json_response(_error_body("hang ended", "server_error"), status=504)
 
     async def models(self, request: web.Request) -> web.Response:
-        return web.json_response(
-            {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
-        )
+        cfg = self.config
+        self.state.probes["models"] += 1
+        data: list[dict[str, Any]] = []
+        for name in (m.strip() for m in cfg.served_models.split(",")):
+            if not name:
+                continue
+            item: dict[str, Any] = {"id": name, "object": "model", "owned_by": "fake"}
+            if cfg.server_kind == "vllm" and cfg.max_context:
+                item["max_model_len"] = cfg.max_context
+            data.append(item)
+        return web.json_response({"object": "list", "data": data})
+
+    async def props(self, request: web.Request) -> web.Response:
+        """llama.cpp's ``GET /props`` (only when imitating it; others answer 404)."""
+        cfg = self.config
+        if cfg.server_kind != "llama.cpp":
+            return web.json_response(_error_body("Not Found", "not_found_error"), status=404)
+        self.state.probes["props"] += 1
+        models = [m.strip() for m in cfg.served_models.split(",") if m.strip()]
+        return web.json_response({
+            "total_slots": cfg.slots or 1,
+            "default_generation_settings": {"n_ctx": cfg.max_context or 4096},
+            "model_alias": models[0] if models else "fake",
+            "build_info": "fake",
+        })
 
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response({**self.state.stats(), **self.batches.stats()})
@@ -528,6 +571,8 @@ class FakeOpenAI:
         return f"http://{self.host}:{self._port}/v1"
 
     def start(self) -> FakeOpenAI:
+        """Start serving; after :meth:`stop`, again on the same port (a server restart)."""
+        self.app._slots = None  # its semaphore belonged to the stopped loop
         loop = asyncio.new_event_loop()
         started: list[BaseException | None] = []
         ready = threading.Event()
@@ -609,6 +654,13 @@ class FakeOpenAI:
             self._thread.join(10)
         loop.close()
         self._loop = None
+
+    def restart(self, down: float) -> None:
+        """Stop (connections in flight are cut, new ones refused), stay down ``down``
+        seconds, and serve again on the same port: a local server restarting."""
+        self.stop()
+        time.sleep(down)
+        self.start()
 
     def __enter__(self) -> FakeOpenAI:
         return self.start() if self._loop is None else self
@@ -707,6 +759,10 @@ def spawn_fake_openai(
         handle.stop()
 
 
+def _parse_bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
 def build_arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m pytest_evals.testing.fake_openai",
@@ -720,6 +776,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
             continue
         default = getattr(defaults, f.name)
         kind: Callable[[str], Any] = type(default) if default is not None else str
+        if isinstance(default, bool):
+            kind = _parse_bool
         p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, default=default)
     p.add_argument("--script", dest="script_file", help="JSON file: [{pattern, reply}, ...]")
     p.add_argument("--script-json", dest="script_json", help="the same list inline")

@@ -101,6 +101,10 @@ class BatchPhase:
         return self.stats
 
     def _rounds(self) -> None:
+        if not self.client.settings.dry_run:
+            # Before anything is gathered or recorded: a server without the API says so
+            # once (llm/batch/service.py), rather than once per case.
+            self.service.check_available()
         self._resume()
         for round_no in range(1, self.settings.max_rounds + 1):
             started = time.monotonic()

@@ -19,6 +19,7 @@ from pytest_evals.llm import io_hooks
 from pytest_evals.llm.batch import batch_gate as gate
 from pytest_evals.llm.batch.batch_options import BatchSettings, add_options, batch_settings
 from pytest_evals.llm.batch.batch_stats import BatchStats
+from pytest_evals.llm.batch.service import NoBatchAPI
 from pytest_evals.llm.call_errors import LLMError
 
 log = logging.getLogger("pytest_evals.llm")
@@ -81,6 +82,8 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
     io_hooks.install(gate.GATE)  # until pytest_unconfigure
     try:
         stats = phase.run()
+    except NoBatchAPI as exc:
+        pytest.exit(f"evals batch: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
     except LLMError as exc:
         # Scoring now would ask interactively what a recorded batch may still answer:
         # stop, and let the next --evals-batch run re-attach.

@@ -83,12 +83,13 @@ def test_fixtures_in_user_tests(
     pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path
 ) -> None:
     pytester.makepyfile(USER_TEST)
-    result = pytester.runpytest(*endpoint_args(server, tmp_path / "c"))
+    # Named: a local endpoint's own model has no built-in price (test_endpoint_labels.py).
+    result = pytester.runpytest(*endpoint_args(server, tmp_path / "c", "--evals-model", "gpt-4o-mini"))
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(
         ["evals llm: 3 requests, 0 cache hits, 3 misses, * tokens, $0.0000, 0 errors"]
     )
-    again = pytester.runpytest(*endpoint_args(server, tmp_path / "c"))
+    again = pytester.runpytest(*endpoint_args(server, tmp_path / "c", "--evals-model", "gpt-4o-mini"))
     again.assert_outcomes(passed=3)
     again.stdout.fnmatch_lines(["evals llm: 0 requests, 3 cache hits, 0 misses, *"])
     assert server.stats()["answered"] == 3
@@ -169,14 +170,17 @@ def test_dry_run_estimates_and_sends_nothing(
     (pytester.path / "warm.eval.yaml").write_text(
         json.dumps({"task": "llm_probe", "input_path": "warm.jsonl"})
     )
+    # The model named: a local endpoint's own model has no built-in price to estimate with.
+    named = ("--evals-model", "gpt-4o-mini")
     pytester.runpytest(
-        *endpoint_args(server, cache, "--evals-max-tokens", "10"), "warm.eval.yaml"
+        *endpoint_args(server, cache, "--evals-max-tokens", "10", *named), "warm.eval.yaml"
     ).assert_outcomes(passed=1)
     server.reset()
     out = tmp_path / "summary.json"
     result = pytester.runpytest(
         *endpoint_args(
-            server, cache, "--evals-dry-run", "--evals-max-tokens", "10", "--evals-json", str(out)
+            server, cache, "--evals-dry-run", "--evals-max-tokens", "10", "--evals-json", str(out),
+            *named,
         ),
         "probe.eval.yaml",
         "-rs",

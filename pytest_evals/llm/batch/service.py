@@ -6,6 +6,7 @@ passes through the key's redaction (servers quote keys in their errors).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
     from pytest_evals.llm.settings import LLMSettings
 
 FINAL = ("completed", "failed", "expired", "cancelled")
+#: Statuses that mean "this server has no such API" (llama.cpp, vLLM, Ollama: 404).
+NO_API_STATUS = frozenset({404, 405, 501})
+
+
+class NoBatchAPI(LLMError):
+    """The endpoint has no Batch API: one line for the run, nothing recorded or sent."""
 
 
 class BatchService:
@@ -34,6 +41,29 @@ class BatchService:
     def _fail(self, what: str, exc: Exception) -> LLMError:
         text = redact(f"{what}: {type(exc).__name__}: {exc}", self.settings.api_key)
         return LLMError(f"batch API: {text}", cause=text)
+
+    def check_available(self) -> None:
+        """Ask for one batch (``GET /batches?limit=1``, nothing created) before anything
+        is recorded: a server without the API answers 404 once, not once per case.
+        Other failures are left to the calls that follow (they say what went wrong)."""
+        import openai
+
+        from pytest_evals.llm.client import display_url
+
+        try:
+            self._sdk.batches.list(limit=1)
+        except openai.APIStatusError as exc:
+            if exc.status_code not in NO_API_STATUS:
+                return
+            body = redact(_body_text(exc.response), self.settings.api_key)
+            where = display_url(self.settings.base_url)
+            raise NoBatchAPI(
+                f"{where} has no Batch API (GET {where}/batches: HTTP {exc.status_code}"
+                f"{': ' + body if body else ''}); run without --evals-batch (and without "
+                "suites' batch: true) to ask it request by request"
+            ) from None
+        except Exception:  # anything else: reported by the calls that follow
+            return
 
     def upload(self, path: Path) -> str:
         try:
@@ -90,3 +120,21 @@ class BatchService:
 
     def close(self) -> None:
         self._sdk.close()
+
+
+def _body_text(response: Any) -> str:
+    """The server's own words, short (FastAPI's ``{"detail": "Not Found"}``, OpenAI's
+    ``{"error": {"message": ...}}`` or plain text)."""
+    try:
+        raw = response.text
+    except Exception:
+        return ""
+    from pytest_evals.llm.transport.http_transport import error_message
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return " ".join(str(raw).split())[:200]
+    if isinstance(data, dict) and isinstance(data.get("detail"), str):
+        return data["detail"][:200]
+    return " ".join(error_message(raw.encode()).split())[:200]

@@ -318,7 +318,14 @@ class OpenAITransport:
             raise status_error(
                 exc.status_code, error_message(exc.response.content), exc.response.headers
             ) from None
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
+            refused = _refusal(exc)
+            if refused is not None:
+                # The SDK's aiohttp backend reports a refused connection as a connect
+                # timeout: it is the server being away, not slow.
+                raise AttemptError(
+                    f"connection error: {type(refused).__name__}: {refused}", retryable=True
+                ) from None
             raise AttemptError("request timed out", retryable=True) from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
@@ -340,6 +347,18 @@ class OpenAITransport:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _refusal(exc: BaseException) -> BaseException | None:
+    """The connection error under an SDK exception's causes, if one is there."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ConnectionError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _limits(concurrency: int) -> Any:

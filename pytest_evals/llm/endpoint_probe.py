@@ -1,0 +1,214 @@
+"""What an OpenAI-compatible endpoint says about itself, asked once before the first case.
+
+Two GET requests, neither of them a chat completion (nothing is generated or paid for):
+
+- ``{base_url}/models``: is the server there at all, and which model(s) does it serve.
+  vLLM adds ``max_model_len`` (the context) to each model; llama.cpp's C++ server adds
+  ``meta.n_ctx_train``.
+- ``{root}/props`` (llama.cpp's C++ server, at the root beside ``/v1``): ``total_slots``
+  (requests it works on at once, ``--parallel``) and ``default_generation_settings.n_ctx``
+  (the context of one slot). Not asked of OpenAI's own API.
+
+A missing endpoint (404, or a body we cannot read) is fine: the limits stay unknown and
+the client adapts as before. Only a refused or dropped connection, or a server that says
+it is still loading (503), makes the endpoint unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import json
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+#: Seconds each GET may take: a server that cannot list its models this fast is busy
+#: enough that the first case will find out anyway.
+PROBE_TIMEOUT = 5.0
+#: Hosts whose limits are published elsewhere (rate-limit headers): /props is not asked.
+_HOSTED = ("api.openai.com",)
+
+
+@dataclass(frozen=True)
+class EndpointInfo:
+    """The endpoint's answer; every field is optional (servers publish different things)."""
+
+    reachable: bool
+    #: Why it is not reachable (connection refused, HTTP 503 loading...).
+    error: str = ""
+    #: Model ids from ``/models``, in the server's order.
+    models: tuple[str, ...] = ()
+    #: Requests the server works on at once (llama.cpp ``total_slots``).
+    slots: int | None = None
+    #: The model's context in tokens (llama.cpp ``n_ctx``, vLLM ``max_model_len``).
+    context: int | None = None
+    #: Which endpoints answered (``/models``, ``/props``): shown with the limits.
+    sources: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["models"] = list(self.models)
+        data["sources"] = list(self.sources)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EndpointInfo:
+        return cls(
+            reachable=bool(data.get("reachable")),
+            error=str(data.get("error") or ""),
+            models=tuple(str(m) for m in data.get("models") or ()),
+            slots=_positive(data.get("slots")),
+            context=_positive(data.get("context")),
+            sources=tuple(str(s) for s in data.get("sources") or ()),
+        )
+
+    def limits_text(self) -> str:
+        """``2 slots, context 2048 tokens (/props)``; empty when nothing was published."""
+        parts = []
+        if self.slots:
+            parts.append(f"{self.slots} slot{'s' if self.slots != 1 else ''}")
+        if self.context:
+            parts.append(f"context {self.context} tokens")
+        if not parts:
+            return ""
+        return ", ".join(parts) + (f" ({', '.join(self.sources)})" if self.sources else "")
+
+
+def is_hosted(base_url: str) -> bool:
+    """OpenAI's own API (not a local or self-hosted server)."""
+    return (urlsplit(base_url).hostname or "").lower() in _HOSTED
+
+
+def server_root(base_url: str) -> str:
+    """``http://host:8080/v1`` -> ``http://host:8080`` (where llama.cpp serves /props)."""
+    parts = urlsplit(base_url.rstrip("/"))
+    path = parts.path
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+#: A model id longer than this, or with control characters, is not used as a name: it
+#: would be sent in every request and printed in every report.
+MAX_ID = 256
+
+
+def _usable_id(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_ID
+        and value.isprintable()
+        and value.strip() == value
+    )
+
+
+def read_models(data: Any) -> tuple[tuple[str, ...], int | None]:
+    """Model ids and a context length (vLLM ``max_model_len``, llama.cpp ``meta.n_ctx_train``)."""
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return (), None
+    ids: list[str] = []
+    context: int | None = None
+    for item in items:
+        if not isinstance(item, dict) or not _usable_id(item.get("id")):
+            continue
+        ids.append(item["id"])
+        if context is None:
+            meta = item.get("meta")
+            context = _positive(item.get("max_model_len")) or (
+                _positive(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
+            )
+    return tuple(ids), context
+
+
+def read_props(data: Any) -> tuple[int | None, int | None]:
+    """llama.cpp's ``/props``: (total_slots, n_ctx of a slot)."""
+    if not isinstance(data, dict):
+        return None, None
+    settings = data.get("default_generation_settings")
+    context = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return _positive(data.get("total_slots")), context or _positive(data.get("n_ctx"))
+
+
+#: No proxy from the environment: the requests themselves (aiohttp) use none either.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, Any]:
+    """(status, parsed JSON or None); a refused or dropped connection raises OSError.
+
+    The standard library, on a thread: the process transport keeps aiohttp out of the
+    pytest process, and two GETs per run need no connection pool."""
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with _OPENER.open(request, timeout=timeout) as resp:
+            status, raw = resp.status, resp.read(1 << 20)
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, b""
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, None
+
+
+def probe_endpoint_sync(
+    base_url: str, authorization: str | None = None, *, timeout: float = PROBE_TIMEOUT
+) -> EndpointInfo:
+    """Ask ``/models`` and ``/props``. Never raises: an unreachable server is an answer."""
+    headers = {"Accept": "application/json"}
+    if authorization:
+        headers["Authorization"] = authorization
+    base = base_url.rstrip("/")
+    try:
+        status, data = _get(base + "/models", headers, timeout)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return EndpointInfo(False, error=_describe(exc, timeout))
+    if status in (502, 503, 504):
+        # llama.cpp's server answers 503 on every endpoint while the model loads.
+        return EndpointInfo(False, error=f"HTTP {status} from {base}/models (loading?)")
+    models, context = read_models(data) if status == 200 else ((), None)
+    slots = None
+    props_context = None
+    if not is_hosted(base_url):
+        with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
+            props_status, props = _get(server_root(base_url) + "/props", headers, timeout)
+            if props_status == 200:
+                slots, props_context = read_props(props)
+    # Where the limits were read (a slot's context is what one request may use).
+    sources = ["/models"] if context and not props_context else []
+    if slots or props_context:
+        sources.append("/props")
+    context = props_context or context
+    return EndpointInfo(True, models=models, slots=slots, context=context, sources=tuple(sources))
+
+
+async def probe_endpoint(
+    base_url: str, authorization: str | None = None, *, timeout: float = PROBE_TIMEOUT
+) -> EndpointInfo:
+    """:func:`probe_endpoint_sync` off the event loop."""
+    return await asyncio.to_thread(
+        probe_endpoint_sync, base_url, authorization, timeout=timeout
+    )
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError) or "timed out" in str(exc):
+        return f"no answer within {timeout:g}s"
+    reason = getattr(exc, "reason", None)  # URLError wraps the socket's error
+    if isinstance(reason, BaseException):
+        exc = reason
+    return f"connection error: {type(exc).__name__}: {exc}"

@@ -1,0 +1,87 @@
+"""Honest labels: a local endpoint without --evals-model is asked for, shown and priced
+as the model it serves, not as OpenAI's default."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_evals.testing.fake_openai import FakeOpenAI
+
+from .helpers import endpoint_args, probe_suite
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_local_endpoint_without_model_uses_the_servers_name_and_no_price(
+    pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path, workers: str | None
+) -> None:
+    server.configure(served_models="smol-local,other", server_kind="llama.cpp", slots=2)
+    probe_suite(pytester, ["a", "b", "c", "d"])
+    out = tmp_path / "summary.json"
+    extra = ["-n", workers] if workers else []
+    result = pytester.runpytest(
+        *endpoint_args(server, tmp_path / "c", "--evals-json", str(out)), *extra
+    )
+    result.assert_outcomes(passed=4)
+    # Asked for by its own name (the first the server lists).
+    assert {e["model"] for e in server.log()} == {"smol-local"}
+    result.stdout.fnmatch_lines([
+        "evals llm: http://127.0.0.1:*/v1: model smol-local (the server's own); 2 slots, "
+        "context 4096 tokens (/props); at most 2 requests in flight",
+        "*$0.0000 (+4 requests of unknown price: smol-local is served by a local endpoint: "
+        "no built-in price applies (--evals-price MODEL=IN,OUT sets one))*",
+    ])
+    assert "gpt-4o-mini" not in result.stdout.str()
+    llm = json.loads(out.read_text())["llm"]
+    assert llm["model"] == "smol-local" and llm["model_source"] == "server"
+    assert llm["judge"] == "smol-local"
+    assert llm["cost_usd"] == 0 and llm["unpriced_requests"] == 4
+    assert llm["endpoint"]["slots"] == 2 and llm["endpoint"]["models"] == ["smol-local", "other"]
+    # Nothing throttled: the lowest concurrency is what was used (the server's slots,
+    # shared by the workers), never 0.
+    assert llm["lowest_concurrency"] == (2 if workers is None else 1)
+    # A rerun answers from the cache under the same name: no completion asked.
+    server.reset()
+    again = pytester.runpytest(*endpoint_args(server, tmp_path / "c"), *extra)
+    again.assert_outcomes(passed=4)
+    assert server.stats()["received"] == 0
+
+
+def test_a_named_model_and_a_users_price_are_kept(
+    pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    server.configure(served_models="smol-local")
+    probe_suite(pytester, ["a", "b"])
+    out = tmp_path / "summary.json"
+    result = pytester.runpytest(
+        *endpoint_args(
+            server, tmp_path / "c", "--evals-model", "mine", "--evals-price", "mine=1000000,0",
+            "--evals-json", str(out),
+        )
+    )
+    result.assert_outcomes(passed=2)
+    assert {e["model"] for e in server.log()} == {"mine"}
+    llm = json.loads(out.read_text())["llm"]
+    assert llm["model_source"] == "option" and llm["price_note"] is None
+    assert llm["cost_usd"] == pytest.approx(llm["prompt_tokens"])
+
+
+def test_unreachable_endpoint_is_one_line_before_the_first_case(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    probe_suite(pytester, ["a", "b", "c"])
+    result = pytester.runpytest(
+        "--evals-base-url", "http://127.0.0.1:9/v1", "--evals-cache-dir", str(tmp_path / "c"),
+        "--evals-outage-wait", "1",
+    )
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines([
+        "evals llm: http://127.0.0.1:9/v1 not reachable before the first case (connection "
+        "error: ConnectionRefusedError*); a request that needs it waits up to 1s, then every "
+        "one fails with this reason",
+    ])
+    # Every case names the same reason; no completion was tried.
+    assert result.stdout.str().count("unreachable for 1s (it never answered in this run)") >= 3
+    assert "failed after" not in result.stdout.str()
