@@ -309,6 +309,12 @@ class LLMClient:
     async def check_endpoint(self) -> EndpointInfo:
         """Ask the endpoint about itself (two GETs, no completion); never raises. An
         answer is taken (a server that came back may have come back with other slots)."""
+        if self.settings.provider == "bedrock":
+            # AWS publishes no such endpoints, and an unsigned GET would carry the OpenAI
+            # key to it: botocore's own errors tell an unreachable region.
+            info = EndpointInfo(True)
+            self.use_endpoint(info)
+            return info
         info = await probe_endpoint(self.settings.base_url, self.settings.authorization)
         if info.reachable:
             self.use_endpoint(info)

@@ -157,6 +157,8 @@ class LLMSettings:
         """A configured endpoint other than OpenAI's own API (llama.cpp, vLLM, Ollama...)."""
         from pytest_evals.llm.endpoint_probe import is_hosted
 
+        if self.provider == "bedrock":
+            return False  # AWS's service, whatever URL reaches it
         return bool(self.configured_base_url) and not is_hosted(self.base_url)
 
     @property

@@ -97,6 +97,8 @@ class _State:
     attempts: Counter[str] = field(default_factory=Counter)
     signed: int = 0
     log: list[dict[str, Any]] = field(default_factory=list)
+    #: Requests to anything but Converse (method, path, whether a Bearer token came).
+    other: list[tuple[str, str, bool]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -145,7 +147,14 @@ class FakeBedrockApp:
     def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/model/{model_id}/converse", self.converse)
+        app.router.add_route("*", "/{tail:.*}", self.elsewhere)
         return app
+
+    async def elsewhere(self, request: web.Request) -> web.Response:
+        """Not Bedrock's runtime API: recorded (a client must not probe AWS OpenAI-style)."""
+        bearer = request.headers.get("Authorization", "").startswith("Bearer ")
+        self.state.other.append((request.method, request.path, bearer))
+        return self.error("UnknownOperationException", "unknown operation")
 
     def responder(self) -> Responder:
         if self._responder is None or self._responder_spec is not self.config.responder:
@@ -299,7 +308,8 @@ class FakeBedrock:
             s = self.app.state
             return {"received": s.received, "answered": s.answered, "outcomes": dict(s.outcomes),
                     "signed": s.signed, "distinct_requests": len(s.attempts),
-                    "input_tokens": s.input_tokens, "output_tokens": s.output_tokens}
+                    "input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
+                    "other": list(s.other)}
 
         return dict(self._call(read))
 

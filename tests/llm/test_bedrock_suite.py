@@ -107,7 +107,10 @@ LLM_TOTALS = ("requests", "attempts", "retries", "throttled", "prompt_tokens", "
 
 
 @pytest.mark.slow
-def test_bedrock_judged_rag_suite_cached_retried_and_leaking_nothing(pytester: pytest.Pytester, fake: FakeBedrock) -> None:
+def test_bedrock_judged_rag_suite_cached_retried_and_leaking_nothing(
+        pytester: pytest.Pytester, fake: FakeBedrock, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user who also has an OpenAI key: it must not travel to AWS in any request
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-that-stays-home")
     write_rag_suite(pytester)
     fake.configure(throttle_first=1)  # every request is throttled once before its answer
 
@@ -117,6 +120,8 @@ def test_bedrock_judged_rag_suite_cached_retried_and_leaking_nothing(pytester: p
     assert (llm["provider"], llm["aws_region"], llm["base_url"]) == ("bedrock", "eu-west-1", fake.endpoint_url)
     served = fake.stats()
     assert served["outcomes"] == {"throttled": N_CASES, "ok": N_CASES}
+    # nothing but Converse reached AWS: no OpenAI-style probe (/models, /props, /batches)
+    assert served["other"] == []
     assert served["signed"] == served["received"] == 2 * N_CASES
     assert {k: llm[k] for k in LLM_TOTALS} == {
         "requests": N_CASES, "attempts": 2 * N_CASES, "retries": N_CASES, "throttled": N_CASES,
