@@ -111,7 +111,17 @@ def _optional_number(obj: dict[str, Any], key: str, where: str) -> float | None:
         return None
     if not _is_number(value):
         raise AttributeStatsError(f"{where}.{key}", f"expected a number or null, got {type(value).__name__} {value!r:.40}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        # json.loads keeps an integer literal exact, so 1e400 written without the exponent
+        # arrives as an int that no float (and no score of theirs) can hold.
+        raise AttributeStatsError(f"{where}.{key}", "number out of range: an integer beyond the range of a float") from None
+    if math.isinf(number):
+        # Their json.dump writes NaN for a mean over a NaN score (read as N/A), but no mean
+        # or score of theirs is infinite: Infinity is a bad value, not a missing one.
+        raise AttributeStatsError(f"{where}.{key}", f"expected a finite number, NaN or null, got {value!r}")
+    return number
 
 
 def _optional_text(obj: dict[str, Any], key: str, where: str) -> None:
