@@ -10,6 +10,8 @@ import pytest
 
 from pytest_evals.cli.main import main
 
+pytestmark = pytest.mark.filterwarnings("error")
+
 
 def rollout(score: object) -> dict[str, object]:
     return {"rewritten_response": "r", "baseline_response": "b",
@@ -187,3 +189,18 @@ def test_non_integer_seed_is_a_usage_error(tmp_path: Path, capsys: pytest.Captur
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "usage:" in captured.err and "--seed" in captured.err and f"got {seed!r}" in captured.err
+
+
+def test_scores_near_float_limit_are_not_available_without_warnings(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # 1.7e308 - (-1.7e308) overflows in the quartiles: their numpy gives inf/NaN with a
+    # RuntimeWarning; ours gives N/A and no warning (this test module turns warnings into errors).
+    items = [{"attribute": "big", "student_winrate": 1e308, "teacher_winrate": None, "meta": {},
+              "rollouts": {"p": [rollout(1e308), rollout(1.7e308), rollout(-1.7e308)]}}]
+    write_seed(tmp_path / "run", json.dumps(items))
+    assert main(["attribute-stats", str(tmp_path / "run")]) == 0
+    row = capsys.readouterr().out.splitlines()[2].split()
+    assert row[:5] == ["1", "1e+308", "N/A*", "N/A", "N/A"]
+    assert main(["attribute-stats", str(tmp_path / "run"), "--json"]) == 0
+    attr = json.loads(capsys.readouterr().out)["files"][0]["attributes"][0]
+    assert attr["student_winrate"] == 1e308 and attr["student_recomputed"] is None

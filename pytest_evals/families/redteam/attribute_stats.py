@@ -79,8 +79,12 @@ def winrate(scores: Iterable[float]) -> float | None:
     if not values:
         return None
     ternary = all(any(math.isclose(s, t, abs_tol=1e-6) for t in (1, 0, -1)) for s in values)
-    kept = values if ternary else without_outliers(values)
-    return float(np.mean(kept)) if kept else math.nan
+    # Scores near the float limit overflow in the quartiles or the mean; the result is
+    # then infinite or NaN (shown as N/A), as in their numpy, and no RuntimeWarning ends a
+    # run that treats warnings as errors.
+    with np.errstate(over="ignore", invalid="ignore"):
+        kept = values if ternary else without_outliers(values)
+        return float(np.mean(kept)) if kept else math.nan
 
 
 def recomputed(rollouts: dict[str, list[dict[str, Any] | None]], key: str) -> float | None:

@@ -106,7 +106,11 @@ def _num(value: float | None) -> float | None:
 
 
 def _fmt(value: float | None) -> str:
-    return "N/A" if _num(value) is None else f"{value:.3f}"
+    number = _num(value)
+    if number is None:
+        return "N/A"
+    # A hand-edited 1e308 in fixed notation is 300 digits wide and breaks the columns.
+    return f"{number:.3f}" if abs(number) < 1e5 else f"{number:.3g}"
 
 
 def _differs(stored: float | None, computed: float | None) -> bool:
