@@ -79,8 +79,12 @@ def winrate(scores: Iterable[float]) -> float | None:
     if not values:
         return None
     ternary = all(any(math.isclose(s, t, abs_tol=1e-6) for t in (1, 0, -1)) for s in values)
-    kept = values if ternary else without_outliers(values)
-    return float(np.mean(kept)) if kept else math.nan
+    # Scores near the float limit overflow in the quartiles or the mean; the result is
+    # then infinite or NaN (shown as N/A), as in their numpy, and no RuntimeWarning ends a
+    # run that treats warnings as errors.
+    with np.errstate(over="ignore", invalid="ignore"):
+        kept = values if ternary else without_outliers(values)
+        return float(np.mean(kept)) if kept else math.nan
 
 
 def recomputed(rollouts: dict[str, list[dict[str, Any] | None]], key: str) -> float | None:
@@ -111,7 +115,17 @@ def _optional_number(obj: dict[str, Any], key: str, where: str) -> float | None:
         return None
     if not _is_number(value):
         raise AttributeStatsError(f"{where}.{key}", f"expected a number or null, got {type(value).__name__} {value!r:.40}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        # json.loads keeps an integer literal exact, so 1e400 written without the exponent
+        # arrives as an int that no float (and no score of theirs) can hold.
+        raise AttributeStatsError(f"{where}.{key}", "number out of range: an integer beyond the range of a float") from None
+    if math.isinf(number):
+        # Their json.dump writes NaN for a mean over a NaN score (read as N/A), but no mean
+        # or score of theirs is infinite: Infinity is a bad value, not a missing one.
+        raise AttributeStatsError(f"{where}.{key}", f"expected a finite number, NaN or null, got {value!r}")
+    return number
 
 
 def _optional_text(obj: dict[str, Any], key: str, where: str) -> None:

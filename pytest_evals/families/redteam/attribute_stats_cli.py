@@ -38,12 +38,37 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("path", metavar="PATH",
                         help="a seed_<i>.json file, a final_stats folder, a run directory or a data directory")
-    parser.add_argument("--seed", action="append", default=None, metavar="ID",
-                        help="only this seed (repeatable)")
+    parser.add_argument("--seed", action="append", type=seed_number, default=None, metavar="ID",
+                        help="only this seed, the <i> of seed_<i>.json (repeatable)")
     parser.add_argument("--top", type=int, default=None, metavar="N", help="only the first N attributes of each file")
     parser.add_argument("--full", action="store_true", help="print attributes in full (default: the first 80 characters)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(func=run_attribute_stats)
+
+
+def seed_number(text: str) -> int:
+    """A ``--seed`` value: their files are ``seed_<i>.json`` with ``i`` a non-negative integer."""
+    value = text.strip()
+    if not value.isascii() or not value.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a seed number (the <i> of seed_<i>.json), got {text!r}")
+    return int(value)
+
+
+def seed_of(name: str) -> str | None:
+    """The seed id of a file name ``seed_<i>.json`` (None for any other name)."""
+    from pytest_evals.families.redteam.attribute_stats import SEED_FILE
+
+    match = SEED_FILE.match(name)
+    return match.group(1) if match else None
+
+
+def selected(seed_id: str | None, seeds: list[int]) -> bool:
+    # By value, so ``--seed 3`` also finds a file written as seed_03.json.
+    return seed_id is not None and seed_id.isascii() and seed_id.isdigit() and int(seed_id) in seeds
+
+
+def _seed_order(seed_id: str) -> tuple[int, int, str]:
+    return (0, int(seed_id), seed_id) if seed_id.isascii() and seed_id.isdigit() else (1, 0, seed_id)
 
 
 def collect(path: Path) -> tuple[list[tuple[str, AttributeSeed]], list[LoadIssue]]:
@@ -81,7 +106,11 @@ def _num(value: float | None) -> float | None:
 
 
 def _fmt(value: float | None) -> str:
-    return "N/A" if _num(value) is None else f"{value:.3f}"
+    number = _num(value)
+    if number is None:
+        return "N/A"
+    # A hand-edited 1e308 in fixed notation is 300 digits wide and breaks the columns.
+    return f"{number:.3f}" if abs(number) < 1e5 else f"{number:.3g}"
 
 
 def _differs(stored: float | None, computed: float | None) -> bool:
@@ -150,13 +179,21 @@ def run_attribute_stats(args: argparse.Namespace) -> int:
         return 2
     found, issues = collect(path)
     if args.seed:
-        found = [(label, s) for label, s in found if s.seed_id in args.seed]
-        issues = [i for i in issues if not i.path.stem.startswith("seed_") or i.path.stem[5:] in args.seed]
+        present = {s.seed_id for _, s in found} | {i for issue in issues if (i := seed_of(issue.path.name)) is not None}
+        found = [(label, s) for label, s in found if selected(s.seed_id, args.seed)]
+        # An issue of a file that is no seed file (none today) is not the filter's to hide.
+        issues = [i for i in issues if seed_of(i.path.name) is None or selected(seed_of(i.path.name), args.seed)]
+        if present and not found and not issues:
+            wanted = ", ".join(str(n) for n in dict.fromkeys(args.seed))
+            have = ", ".join(sorted(present, key=_seed_order))
+            print(printable(f"{PROG}: --seed {wanted} matches none of the final_stats/seed_<i>.json files under "
+                            f"{path} (seeds present: {have})"), file=sys.stderr)
+            return 1
     for issue in issues:
         where = f" field {issue.field!r}:" if issue.field else ""
         print(printable(f"{PROG}: {issue.path}:{where} {issue.message}"), file=sys.stderr)
     if not found and not issues:
-        print(f"{PROG}: no final_stats/seed_<i>.json under {path}", file=sys.stderr)
+        print(printable(f"{PROG}: no final_stats/seed_<i>.json under {path}"), file=sys.stderr)
         return 1
     if args.json:
         out = [
