@@ -181,15 +181,33 @@ def cap_response_bodies(client: Any, limit: int) -> bool:
     """Send through the client's own HTTP session from botocore's ``before-send`` event,
     refusing a body announced or grown past ``limit`` (``evals_max_response_bytes``)
     before it fills memory. botocore keeps its session on the endpoint, which it does not
-    document: with a botocore that has none there, bodies are not capped (False)."""
+    document: with a botocore that has none there, bodies are not capped (False).
+
+    The session reads a reply whole inside ``send()`` unless the request asks for a
+    streamed output, and a chunked reply announces no length: so the request is sent as
+    streamed, and the body is read here, through the cap."""
     http = getattr(getattr(client, "_endpoint", None), "http_session", None)
     if http is None or not hasattr(http, "send"):
         return False
 
     def send(request: Any, **_: Any) -> Any:
-        response = http.send(request)
-        check_length(response.headers, limit)
-        response.raw = _CappedRaw(response.raw, limit)
+        buffered = not getattr(request, "stream_output", False)
+        request.stream_output = True
+        try:
+            response = http.send(request)
+        finally:
+            request.stream_output = not buffered
+        try:
+            check_length(response.headers, limit)
+            response.raw = _CappedRaw(response.raw, limit)
+            if buffered:
+                response.content  # noqa: B018  # read now, through the cap (botocore caches it)
+        except BodyTooLarge:
+            # The rest of the body is never read: the connection cannot be reused.
+            close = getattr(getattr(response.raw, "_raw", response.raw), "close", None)
+            if close is not None:
+                close()
+            raise
         return response
 
     client.meta.events.register(f"before-send.{SERVICE}.Converse", send)

@@ -1,4 +1,6 @@
-"""Bedrock provider under hostile endpoints (attack1 report, items B1-B4)."""
+"""The Bedrock provider against a hostile runtime endpoint (tests/llm/bedrock_raw_server.py):
+batch mode refused, the body cap on a chunked reply, text blocks and usage counts of the
+wrong type or size, bodies that are not objects, and a region that is no region name."""
 
 from __future__ import annotations
 
@@ -8,12 +10,11 @@ from typing import Any
 
 import pytest
 import yaml
-from llm.bedrock_fixtures import seal_aws
-
-from .attack1_raw_server import RawServer
+from .bedrock_fixtures import seal_aws
+from .bedrock_raw_server import RawServer
 
 MODEL = "eu.amazon.nova-pro-v1:0"
-OPENAI_KEY = "sk-attack1-openai-key-0123456789abcdef"
+OPENAI_KEY = "sk-hostile-openai-key-0123456789abcdef"
 
 
 def converse_reply(text: Any, usage: dict[str, Any] | None = None, stop: Any = "end_turn") -> bytes:
@@ -46,9 +47,6 @@ def sealed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seal_aws(monkeypatch, tmp_path)
 
 
-@pytest.mark.defect("B1 (high): --evals-provider bedrock --evals-batch is not refused: the OpenAI "
-                    "Batch API is driven against the Bedrock endpoint with OPENAI_API_KEY as Bearer, "
-                    "uploading every prompt, then retries 'retrieving None' until killed")
 def test_bedrock_with_batch_is_a_usage_error_and_sends_no_openai_key(
         pytester: pytest.Pytester, sealed: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
@@ -64,9 +62,6 @@ def test_bedrock_with_batch_is_a_usage_error_and_sends_no_openai_key(
     assert ret == pytest.ExitCode.USAGE_ERROR
 
 
-@pytest.mark.defect("B2 (medium): evals_max_response_bytes does not cap a Bedrock reply sent "
-                    "chunked (no Content-Length): botocore reads the whole body inside "
-                    "http_session.send(), before the _CappedRaw wrapper is installed")
 def test_bedrock_chunked_reply_over_the_cap_is_refused(pytester: pytest.Pytester, sealed: None) -> None:
     write_suite(pytester, n=1)
     pytester.makeini("[pytest]\nevals_max_response_bytes = 100000\n")
@@ -77,8 +72,6 @@ def test_bedrock_chunked_reply_over_the_cap_is_refused(pytester: pytest.Pytester
     assert "larger than 100000 bytes" in out, out[-2000:]
 
 
-@pytest.mark.defect("B3 (medium): a Converse text block whose 'text' is an object is read as "
-                    "str(dict) and used as the model's answer (here it passes the case)")
 def test_bedrock_text_block_of_wrong_type_is_malformed(pytester: pytest.Pytester, sealed: None) -> None:
     write_suite(pytester)
     with RawServer(converse_reply({"label": "escalate"})) as server:
@@ -87,8 +80,6 @@ def test_bedrock_text_block_of_wrong_type_is_malformed(pytester: pytest.Pytester
     assert result.ret != 0
 
 
-@pytest.mark.defect("B4 (low): negative usage counts from the endpoint are summed: the run reports "
-                    "negative tokens and a negative cost")
 def test_bedrock_negative_usage_is_not_counted(pytester: pytest.Pytester, sealed: None) -> None:
     write_suite(pytester)
     with RawServer(converse_reply("escalate", usage={"inputTokens": -500, "outputTokens": -7})) as server:
