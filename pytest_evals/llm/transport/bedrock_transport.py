@@ -18,6 +18,7 @@ the redaction layer whenever botocore hands out new ones (refreshable credential
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -144,10 +145,16 @@ class BedrockTransport:
             raise AttemptError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
         except BodyTooLarge as exc:
             raise exc.attempt_error() from None
+        except NotAnObject as exc:
+            raise malformed(str(exc)) from None
         except ResponseParserError as exc:
             raise malformed(f"{type(exc).__name__}: {exc}") from None
         except bx.ParamValidationError as exc:
             raise AttemptError(f"invalid Converse request: {exc}", retryable=False) from None
+        except (TypeError, AttributeError, ValueError, OverflowError, KeyError, IndexError) as exc:
+            # botocore's parser trusts the reply's shape: a body of null or a list, or a
+            # count of "abc", NaN or 1e400 (int() of it) fails inside it with these.
+            raise malformed(f"{type(exc).__name__}: {exc}") from None
         return completion_from_converse(data, model)
 
     async def aclose(self) -> None:
@@ -177,6 +184,21 @@ class _CappedRaw:
         return getattr(self._raw, name)
 
 
+class NotAnObject(Exception):
+    """A successful reply whose JSON body is not an object (null, a list, a number):
+    botocore's parser would fail on it with a bare TypeError or AttributeError."""
+
+
+def _check_object(status: int, content: bytes) -> None:
+    if not 200 <= status < 300 or content.lstrip()[:1] in (b"{", b""):
+        return
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return  # not JSON at all: botocore's parser says so (ResponseParserError)
+    raise NotAnObject(f"expected a Converse response object, got JSON {type(data).__name__}")
+
+
 def cap_response_bodies(client: Any, limit: int) -> bool:
     """Send through the client's own HTTP session from botocore's ``before-send`` event,
     refusing a body announced or grown past ``limit`` (``evals_max_response_bytes``)
@@ -201,7 +223,8 @@ def cap_response_bodies(client: Any, limit: int) -> bool:
             check_length(response.headers, limit)
             response.raw = _CappedRaw(response.raw, limit)
             if buffered:
-                response.content  # noqa: B018  # read now, through the cap (botocore caches it)
+                # read now, through the cap (botocore keeps it for its parser)
+                _check_object(response.status_code, response.content)
         except BodyTooLarge:
             # The rest of the body is never read: the connection cannot be reused.
             close = getattr(getattr(response.raw, "_raw", response.raw), "close", None)
