@@ -254,3 +254,13 @@ def test_the_batch_service_refuses_a_bedrock_provider() -> None:
 
     with pytest.raises(LLMError, match="the Batch API is OpenAI's only"):
         BatchService(LLMSettings(provider="bedrock", aws_region="eu-west-1"))
+
+
+@pytest.mark.parametrize(("status", "attempts"), [(400, 1), (503, 3)])
+def test_an_error_reply_that_is_no_object_keeps_its_status(
+        client_for: Callable[..., LLMClient], status: int, attempts: int) -> None:
+    with RawServer(b"null", status=status) as server:
+        client = client_for(server.url, max_retries=2)
+        with pytest.raises(LLMError, match=rf"HTTP {status}: UnknownError: error body is JSON null, not an object"):
+            client.chat_sync("q")
+        assert len(server.requests) == attempts  # a 400 is not retried, a 503 is

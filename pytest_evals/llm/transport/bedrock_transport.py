@@ -146,7 +146,11 @@ class BedrockTransport:
         except BodyTooLarge as exc:
             raise exc.attempt_error() from None
         except NotAnObject as exc:
-            raise malformed(str(exc)) from None
+            if 200 <= exc.status < 300:
+                raise malformed(f"expected a Converse response object, got JSON {exc.kind}") from None
+            # An error reply keeps its status (a 400 is not retried, a 503 is).
+            raise attempt_error("UnknownError", f"error body is JSON {exc.kind}, not an object",
+                                exc.status, model) from None
         except ResponseParserError as exc:
             raise malformed(f"{type(exc).__name__}: {exc}") from None
         except bx.ParamValidationError as exc:
@@ -185,18 +189,24 @@ class _CappedRaw:
 
 
 class NotAnObject(Exception):
-    """A successful reply whose JSON body is not an object (null, a list, a number):
-    botocore's parser would fail on it with a bare TypeError or AttributeError."""
+    """A reply whose JSON body is not an object (null, a list, a number): botocore's
+    parser would fail on it with a bare TypeError or AttributeError."""
+
+    def __init__(self, status: int, kind: str) -> None:
+        super().__init__(kind)
+        self.status = status
+        self.kind = kind
 
 
 def _check_object(status: int, content: bytes) -> None:
-    if not 200 <= status < 300 or content.lstrip()[:1] in (b"{", b""):
+    if content.lstrip()[:1] in (b"{", b""):
         return
     try:
         data = json.loads(content)
     except ValueError:
         return  # not JSON at all: botocore's parser says so (ResponseParserError)
-    raise NotAnObject(f"expected a Converse response object, got JSON {type(data).__name__}")
+    kind = {type(None): "null", list: "array", str: "string", bool: "boolean"}.get(type(data), "number")
+    raise NotAnObject(status, kind)
 
 
 def cap_response_bodies(client: Any, limit: int) -> bool:
