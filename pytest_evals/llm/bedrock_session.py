@@ -13,6 +13,7 @@ botocore is imported only when the Bedrock provider is chosen.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from pytest_evals.hardening import redaction as redact
@@ -37,21 +38,35 @@ def botocore_session(profile: str | None = None) -> Any:
     return botocore.session.Session(profile=profile)
 
 
+#: A region is one host name label (``eu-west-1``, ``us-gov-west-1``): it becomes part of
+#: the endpoint's host and of every request's signature.
+_REGION = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
 def resolve_region(explicit: str | None) -> str:
     """The region: the option or ini key, then the environment, then the profile's."""
     if explicit and str(explicit).strip():
-        return str(explicit).strip()
+        return _checked(str(explicit).strip(), "--evals-aws-region (ini evals_aws_region)")
     for name in REGION_ENV:
         value = os.environ.get(name, "").strip()
         if value:
-            return value
+            return _checked(value, f"the environment variable {name}")
     region = botocore_session().get_config_variable("region")
     if region:
-        return str(region)
+        return _checked(str(region).strip(), "the AWS profile's region")
     raise ValueError(
         "--evals-provider bedrock: no AWS region; set --evals-aws-region (ini "
         f"evals_aws_region), or {', '.join(REGION_ENV)}, or a region in the AWS profile"
     )
+
+
+def _checked(region: str, source: str) -> str:
+    if not _REGION.fullmatch(region):
+        raise ValueError(
+            f"--evals-aws-region: {region!r} from {source} is not an AWS region name "
+            "(lower-case letters, digits and hyphens, such as eu-west-1)"
+        )
+    return region
 
 
 def register_credentials(credentials: Any) -> tuple[str, ...]:

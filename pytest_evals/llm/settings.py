@@ -269,6 +269,8 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
     if provider == "bedrock":
         from pytest_evals.llm import bedrock_session
 
+        _refuse_batch(config)
+
         # OPENAI_BASE_URL is the OpenAI path's: only an explicit URL overrides Bedrock's.
         base_url = pick("base_url") or None
         extra["aws_region"] = bedrock_session.resolve_region(pick("aws_region"))
@@ -318,6 +320,22 @@ def settings_from_config(config: pytest.Config) -> LLMSettings:
         outage_wait=number("outage_wait", float, 120.0),
         **extra,
     )
+
+
+def _refuse_batch(config: pytest.Config) -> None:
+    """Batch mode drives OpenAI's Batch API (files, batches, the API key as Bearer) at the
+    endpoint: against Bedrock it would send the OpenAI key and every prompt to AWS."""
+    flag = config.getoption("evals_batch", None)  # llm/batch/batch_options.py
+    if flag is None:
+        try:
+            flag = config.getini("evals_batch")
+        except (ValueError, KeyError):
+            flag = False
+    if _bool(flag or False):
+        raise ValueError(
+            "--evals-batch (ini evals_batch) cannot be used with --evals-provider bedrock: "
+            "batch mode speaks OpenAI's Batch API only; drop one of the two options"
+        )
 
 
 def _structured(value: Any) -> str:

@@ -40,7 +40,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.enabled:
         from pytest_evals.llm import get_settings
 
-        if not get_settings(config).cache:
+        try:
+            cache = get_settings(config).cache
+        except ValueError as exc:  # a bad LLM option (the LLM plugin's configure may come later)
+            raise pytest.UsageError(str(exc)) from None
+        if not cache:
             raise pytest.UsageError("--evals-batch needs the response cache (it fills it): drop --no-evals-cache")
 
 
@@ -78,6 +82,14 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
     client = get_client(config)
     if client.offline or client.cache is None:
         return  # offline judges ask nothing; configure() refused --no-evals-cache
+    if client.settings.provider != "openai":
+        # configure() refused --evals-batch with this provider; a suite's ``batch: true``
+        # cannot be refused there, and OpenAI's Batch API must not be driven at AWS.
+        _reporter(config)(
+            f"evals batch: suites' 'batch: true' ignored: --evals-provider {client.settings.provider} "
+            "has no Batch API here; their requests are sent interactively"
+        )
+        return
     phase = BatchPhase(client, _context(config), settings, cases, report=_reporter(config))
     io_hooks.install(gate.GATE)  # until pytest_unconfigure
     try:

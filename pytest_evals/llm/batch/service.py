@@ -29,6 +29,9 @@ class BatchService:
     def __init__(self, settings: LLMSettings) -> None:
         from openai import OpenAI
 
+        if settings.provider != "openai":
+            # Its files and batches calls carry the OpenAI key as Bearer and every prompt.
+            raise LLMError(f"the Batch API is OpenAI's only, not --evals-provider {settings.provider}'s")
         self.settings = settings
         key = settings.api_key.reveal() if settings.api_key else "no-key"
         self._sdk = OpenAI(

@@ -14,7 +14,8 @@ transport (:mod:`.bedrock_transport`) sees Converse. Mapping:
   ``top_logprobs``, ``user`` and ``n`` have no Converse counterpart and are not sent;
 - the reply's text blocks -> the text (reasoning blocks are left out), ``stopReason``
   -> the finish reason (``max_tokens`` -> ``length``), ``usage.inputTokens`` /
-  ``outputTokens`` -> prompt / completion tokens;
+  ``outputTokens`` -> prompt / completion tokens (a text that is not a string, or a
+  count that is not a whole number in 0..10**12, makes the reply malformed);
 - AWS error codes -> the HTTP statuses the client's retry rules know
   (``ThrottlingException`` -> 429, ``ServiceUnavailableException`` -> 503, ...).
 """
@@ -27,7 +28,7 @@ from typing import Any
 
 from pytest_evals.llm.bedrock_models import model_id
 from pytest_evals.llm.retry import RETRYABLE_STATUS, AttemptError
-from pytest_evals.llm.transport.http_transport import Completion, malformed
+from pytest_evals.llm.transport.http_transport import Completion, malformed, token_count
 
 #: Body fields Converse has no place for (they still make distinct cache keys).
 NOT_SENT = frozenset({"seed", "response_format", "logprobs", "top_logprobs", "user", "n", "stream"})
@@ -143,17 +144,23 @@ def completion_from_converse(data: Any, requested_model: str) -> Completion:
     if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
         raise malformed("no 'output.message.content' in the Converse reply")
     # Reasoning models (gpt-oss on Bedrock) send reasoningContent blocks before the
-    # answer: the answer is the text blocks.
-    text = "".join(str(block["text"]) for block in message["content"]
-                   if isinstance(block, Mapping) and "text" in block)
+    # answer: the answer is the text blocks. A text that is not a string (an object, a
+    # number) is no answer: read through str() it could pass a case.
+    parts: list[str] = []
+    for i, block in enumerate(message["content"]):
+        if isinstance(block, Mapping) and "text" in block:
+            if not isinstance(block["text"], str):
+                raise malformed(f"output.message.content[{i}].text is a "
+                                f"{type(block['text']).__name__}, not a string")
+            parts.append(block["text"])
     raw_usage = data.get("usage")
     usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
     stop = data.get("stopReason")
     return Completion(
-        text=text,
+        text="".join(parts),
         model=requested_model,
-        prompt_tokens=int(usage.get("inputTokens") or 0),
-        completion_tokens=int(usage.get("outputTokens") or 0),
+        prompt_tokens=token_count(usage.get("inputTokens"), "usage.inputTokens"),
+        completion_tokens=token_count(usage.get("outputTokens"), "usage.outputTokens"),
         finish_reason=None if stop is None else FINISH_REASONS.get(str(stop), str(stop)),
     )
 

@@ -18,6 +18,7 @@ the redaction layer whenever botocore hands out new ones (refreshable credential
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -144,10 +145,20 @@ class BedrockTransport:
             raise AttemptError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
         except BodyTooLarge as exc:
             raise exc.attempt_error() from None
+        except NotAnObject as exc:
+            if 200 <= exc.status < 300:
+                raise malformed(f"expected a Converse response object, got JSON {exc.kind}") from None
+            # An error reply keeps its status (a 400 is not retried, a 503 is).
+            raise attempt_error("UnknownError", f"error body is JSON {exc.kind}, not an object",
+                                exc.status, model) from None
         except ResponseParserError as exc:
             raise malformed(f"{type(exc).__name__}: {exc}") from None
         except bx.ParamValidationError as exc:
             raise AttemptError(f"invalid Converse request: {exc}", retryable=False) from None
+        except (TypeError, AttributeError, ValueError, OverflowError, KeyError, IndexError) as exc:
+            # botocore's parser trusts the reply's shape: a body of null or a list, or a
+            # count of "abc", NaN or 1e400 (int() of it) fails inside it with these.
+            raise malformed(f"{type(exc).__name__}: {exc}") from None
         return completion_from_converse(data, model)
 
     async def aclose(self) -> None:
@@ -177,19 +188,59 @@ class _CappedRaw:
         return getattr(self._raw, name)
 
 
+class NotAnObject(Exception):
+    """A reply whose JSON body is not an object (null, a list, a number): botocore's
+    parser would fail on it with a bare TypeError or AttributeError."""
+
+    def __init__(self, status: int, kind: str) -> None:
+        super().__init__(kind)
+        self.status = status
+        self.kind = kind
+
+
+def _check_object(status: int, content: bytes) -> None:
+    if content.lstrip()[:1] in (b"{", b""):
+        return
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return  # not JSON at all: botocore's parser says so (ResponseParserError)
+    kind = {type(None): "null", list: "array", str: "string", bool: "boolean"}.get(type(data), "number")
+    raise NotAnObject(status, kind)
+
+
 def cap_response_bodies(client: Any, limit: int) -> bool:
     """Send through the client's own HTTP session from botocore's ``before-send`` event,
     refusing a body announced or grown past ``limit`` (``evals_max_response_bytes``)
     before it fills memory. botocore keeps its session on the endpoint, which it does not
-    document: with a botocore that has none there, bodies are not capped (False)."""
+    document: with a botocore that has none there, bodies are not capped (False).
+
+    The session reads a reply whole inside ``send()`` unless the request asks for a
+    streamed output, and a chunked reply announces no length: so the request is sent as
+    streamed, and the body is read here, through the cap."""
     http = getattr(getattr(client, "_endpoint", None), "http_session", None)
     if http is None or not hasattr(http, "send"):
         return False
 
     def send(request: Any, **_: Any) -> Any:
-        response = http.send(request)
-        check_length(response.headers, limit)
-        response.raw = _CappedRaw(response.raw, limit)
+        buffered = not getattr(request, "stream_output", False)
+        request.stream_output = True
+        try:
+            response = http.send(request)
+        finally:
+            request.stream_output = not buffered
+        try:
+            check_length(response.headers, limit)
+            response.raw = _CappedRaw(response.raw, limit)
+            if buffered:
+                # read now, through the cap (botocore keeps it for its parser)
+                _check_object(response.status_code, response.content)
+        except BodyTooLarge:
+            # The rest of the body is never read: the connection cannot be reused.
+            close = getattr(getattr(response.raw, "_raw", response.raw), "close", None)
+            if close is not None:
+                close()
+            raise
         return response
 
     client.meta.events.register(f"before-send.{SERVICE}.Converse", send)

@@ -78,6 +78,25 @@ def malformed(detail: str) -> AttemptError:
     return AttemptError(f"malformed response body: {detail}", retryable=True)
 
 
+#: More tokens than any model reads or writes in one call: a count past it is a broken
+#: (or hostile) server's, and summing it would swamp the run's totals and cost.
+MAX_TOKEN_COUNT = 10**12
+
+
+def token_count(value: Any, name: str) -> int:
+    """A usage count as the run sums it. Absent (or null) is 0: the usage is unknown, as
+    when a server sends none. Anything but a whole number in 0..10**12 (a negative, a
+    string, NaN, 1e400, a bool) makes the reply malformed rather than a total that lies."""
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 12.0 from a server that writes JSON numbers as floats
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise malformed(f"{name}: expected a token count (a whole number 0..10**12), got {shown}")
+    return value
+
+
 def completion_from_json(data: Any, requested_model: str) -> Completion:
     """Read the fields we need from a chat.completion object; malformed -> retryable."""
     if not isinstance(data, dict):
@@ -96,8 +115,8 @@ def completion_from_json(data: Any, requested_model: str) -> Completion:
     return Completion(
         text=str(content),
         model=str(data.get("model") or requested_model),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=token_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+        completion_tokens=token_count(usage.get("completion_tokens"), "usage.completion_tokens"),
         finish_reason=_text_or_none(choices[0].get("finish_reason")),
         logprobs=_token_logprobs((choices[0].get("logprobs") or {}).get("content"))
         if isinstance(choices[0].get("logprobs"), dict) else None,
@@ -121,8 +140,8 @@ def completion_from_sdk(obj: Any, requested_model: str) -> Completion:
         return Completion(
             text=str(content),
             model=str(getattr(obj, "model", None) or requested_model),
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=token_count(getattr(usage, "prompt_tokens", None), "usage.prompt_tokens"),
+            completion_tokens=token_count(getattr(usage, "completion_tokens", None), "usage.completion_tokens"),
             finish_reason=_text_or_none(getattr(choice, "finish_reason", None)),
             logprobs=_token_logprobs(getattr(getattr(choice, "logprobs", None), "content", None)),
         )
