@@ -62,7 +62,9 @@ def test_cost_bounds_a_model_target(pytester: pytest.Pytester, judge_server: Jud
     write_suite(pytester.path, cases, generate=True,
                 target={"model": "gpt-4o-mini", "system_prompt": "You answer customers."},
                 asserts=[{"type": "cost", "max": 0.0001}])
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "s.json")
+    # a loopback endpoint has no built-in price: the team states what its model costs
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-json", "s.json",
+                                  "--evals-price", "gpt-4o-mini=0.15,0.6")
     by_id = {r["case_id"]: r for r in suite_summary(read_json(pytester.path / "s.json"))["case_results"]}
     costs = {k: r["data"]["assertions"]["cost"]["value"] for k, r in by_id.items()}
     assert 0 < costs["short"] < 0.0001 < costs["long"]
