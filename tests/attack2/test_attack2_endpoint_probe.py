@@ -113,3 +113,14 @@ def test_reproducer_files_exist_note() -> None:
     with ScriptedServer({"/x": (200, {}, json.dumps({"ok": 1}).encode())}) as srv:
         assert srv.port > 0
     assert Path(__file__).exists()
+
+
+@pytest.mark.defect("A2-10 LOW: --evals-outage-wait nan is accepted and silently means 0 s "
+                    "(while the startup line promises 10 s)")
+def test_outage_wait_nan_is_refused() -> None:
+    """A2-10 (LOW). ``--evals-outage-wait nan`` passes the ``< 0`` check (NaN compares
+    False), ``EndpointGate`` then takes ``max(0.0, nan)`` = 0.0: a server restart loses
+    every case in flight, and the run's first line says "waits up to 10s" while the
+    errors say "unreachable for 0s". Expected: a usage error like the one for -5."""
+    with pytest.raises(ValueError):
+        LLMSettings(outage_wait=float("nan"))
