@@ -67,7 +67,8 @@ def test_probe_never_raises_on_an_infinite_number(route: str, body: bytes) -> No
     ``1e400`` as inf. The docstring says the probe never raises; in a run the error escapes
     as INTERNALERROR and no case runs (reproducer: /tmp/attack2/probe/hostile_server.py inf).
     Expected: the limit is unknown (None), the run goes on."""
-    routes = {"/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'), route: (200, {}, body)}
+    routes: dict[str, tuple[int, dict[str, str], bytes]] = {
+        "/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'), route: (200, {}, body)}
     with ScriptedServer(routes) as srv:
         info = probe_endpoint_sync(f"http://127.0.0.1:{srv.port}/v1", None, timeout=5)
     assert info.reachable
@@ -77,8 +78,9 @@ def test_probe_never_raises_on_an_infinite_number(route: str, body: bytes) -> No
 def test_run_survives_infinite_slots(pytester: pytest.Pytester) -> None:
     """A2-2 as a user meets it: a server whose /props says ``"total_slots": Infinity``."""
     write_suite(pytester.path, n=2, thresholds={"accuracy": {"min": 0.0}})
-    routes = {"/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'),
-              "/props": (200, {}, b'{"total_slots": Infinity}')}
+    routes: dict[str, tuple[int, dict[str, str], bytes]] = {
+        "/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'),
+        "/props": (200, {}, b'{"total_slots": Infinity}')}
     with ScriptedServer(routes) as srv:
         result = pytester.runpytest("--evals-base-url", f"http://127.0.0.1:{srv.port}/v1",
                                     "--evals-cache-dir", str(pytester.path / "cache"), "-p", "no:randomly")
