@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
+import ipaddress
 import json
 import urllib.error
 import urllib.request
@@ -29,8 +30,11 @@ from urllib.parse import urlsplit, urlunsplit
 #: Seconds each GET may take: a server that cannot list its models this fast is busy
 #: enough that the first case will find out anyway.
 PROBE_TIMEOUT = 5.0
-#: Hosts whose limits are published elsewhere (rate-limit headers): /props is not asked.
-_HOSTED = ("api.openai.com",)
+#: Host names that are this machine or a private network's, besides IP addresses.
+_LOCAL_SUFFIXES = (".local", ".internal", ".lan", ".home.arpa", ".localhost")
+#: Limits beyond these are not a server's: read as unknown (a hostile or broken answer).
+MAX_SLOTS = 4096
+MAX_CONTEXT = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -78,9 +82,24 @@ class EndpointInfo:
         return ", ".join(parts) + (f" ({', '.join(self.sources)})" if self.sources else "")
 
 
+def is_local_host(host: str) -> bool:
+    """This machine or a private network: loopback, private and link-local addresses,
+    ``localhost``, single-label names (a container's service name) and local suffixes."""
+    host = host.lower().rstrip(".")
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host == "localhost" or "." not in host or host.endswith(_LOCAL_SUFFIXES)
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 def is_hosted(base_url: str) -> bool:
-    """OpenAI's own API (not a local or self-hosted server)."""
-    return (urlsplit(base_url).hostname or "").lower() in _HOSTED
+    """A service on the internet (OpenAI, a gateway such as OpenRouter or Azure), not a
+    server of one's own: its model is the one asked for, its prices the built-in ones,
+    and it is not asked for llama.cpp's /props."""
+    return not is_local_host(urlsplit(base_url).hostname or "")
 
 
 def server_root(base_url: str) -> str:
@@ -92,14 +111,14 @@ def server_root(base_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-def _positive(value: Any) -> int | None:
+def _positive(value: Any, limit: int = MAX_CONTEXT) -> int | None:
     if isinstance(value, bool):
         return None
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # inf, NaN, 1e400 in the JSON
         return None
-    return number if number > 0 else None
+    return number if 0 < number <= limit else None
 
 
 #: A model id longer than this, or with control characters, is not used as a name: it
@@ -141,11 +160,19 @@ def read_props(data: Any) -> tuple[int | None, int | None]:
         return None, None
     settings = data.get("default_generation_settings")
     context = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    return _positive(data.get("total_slots")), context or _positive(data.get("n_ctx"))
+    return _positive(data.get("total_slots"), MAX_SLOTS), context or _positive(data.get("n_ctx"))
 
 
-#: No proxy from the environment: the requests themselves (aiohttp) use none either.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer, not followed: urllib would copy the Authorization header
+    to whatever host the Location names."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+#: No proxy from the environment (the requests themselves use none either), no redirects.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
 def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, Any]:

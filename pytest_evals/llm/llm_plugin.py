@@ -271,20 +271,25 @@ def llm_summary(config: pytest.Config) -> dict[str, Any]:
         "model_source": "option" if settings.model_explicit else (
             "server" if settings.serves_own_model and info is not None and info.models else "default"
         ),
-        "price_note": price_note(settings),
+        "price_note": price_note(config),
         "endpoint": None if info is None else info.to_json(),
         **process_totals(config).to_json(),
     }
 
 
-def price_note(settings: Any) -> str | None:
+def price_note(config: pytest.Config) -> str | None:
     """Why the run's cost may be unknown (None: the built-in prices apply)."""
-    if settings.serves_own_model:
-        return (
-            f"{settings.model} is served by a local endpoint: no built-in price applies "
-            "(--evals-price MODEL=IN,OUT sets one)"
-        )
-    return None
+    settings = get_settings(config)
+    if not settings.serves_own_model:
+        return None
+    info = config.stash.get(_endpoint_key, None)
+    # The model is named only when the server named it: the requests (suites, variants)
+    # may have asked for others, and the session default was asked for by nobody.
+    served = f"{settings.model} is" if info is not None and info.models else "the models are"
+    return (
+        f"{served} served by a local endpoint: no built-in price applies "
+        "(--evals-price MODEL=IN,OUT sets one)"
+    )
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -325,7 +330,7 @@ def usage_line(stats: LLMStats, note: str | None = None) -> str:
 def pytest_evals_terminal_summary(config: pytest.Config, terminalreporter: Any) -> None:
     totals = process_totals(config)
     if totals.active:
-        for line in usage_line(totals, price_note(get_settings(config))).splitlines():
+        for line in usage_line(totals, price_note(config)).splitlines():
             terminalreporter.write_line(line)
 
 

@@ -117,7 +117,7 @@ class LLMSettings:
             raise ValueError(f"--evals-timeout must be positive, got {self.timeout}")
         if self.max_retries < 0:
             raise ValueError(f"--evals-max-retries cannot be negative, got {self.max_retries}")
-        if self.outage_wait < 0:
+        if not self.outage_wait >= 0:  # NaN too
             raise ValueError(f"--evals-outage-wait cannot be negative, got {self.outage_wait}")
         if self.max_body_bytes < 1:
             raise ValueError(f"evals_max_response_bytes must be positive, got {self.max_body_bytes}")

@@ -182,6 +182,13 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
             # csv's \r\n row ends kept as written (their text-mode open on Linux keeps them too)
             with open(folder / name, "w", encoding="utf8", newline="") as fh:
                 fh.write(csv_text(rows))
+            formulas = formula_cells(rows)
+            if formulas and notes is not None:
+                # Written as their tool writes them (the files compare equal to theirs),
+                # but a spreadsheet would run them: the reader is told where.
+                notes.append(f"WARNING GOV.UK outputs: {folder / name}: {len(formulas)} cell(s) start with "
+                             f"=, + or @ and open as spreadsheet formulas, as in their tool's files "
+                             f"(first: {formulas[0]})")
     if suite.get("generate") and files.get("results.csv"):
         from pytest_evals.families.classification.govuk_files import generated_lines
 
@@ -197,6 +204,12 @@ def write_suite(root: Path, suite: Mapping[str, Any], results: Sequence[CaseResu
                              "installed (pip install 'pytest-evals[reports]')")
     (folder / "config.yaml").write_text(config_yaml(task, suite), encoding="utf-8")
     return folder
+
+
+def formula_cells(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``row N column C`` of each text cell a spreadsheet would read as a formula."""
+    return [f"row {i} column {column!r}" for i, row in enumerate(rows, start=1)
+            for column, value in row.items() if isinstance(value, str) and value[:1] in ("=", "+", "@")]
 
 
 def _full_results(report: RunReport, summary: Mapping[str, Any],

@@ -270,7 +270,9 @@ class AiohttpTransport:
         """Send an encoded request body; ``model`` is the one it asked for."""
         aiohttp = self._aiohttp
         try:
-            async with self._session.post(self._url, data=payload) as resp:
+            # A redirect is the endpoint's answer, not followed: a 307 would send the
+            # prompt to whatever host its Location names.
+            async with self._session.post(self._url, data=payload, allow_redirects=False) as resp:
                 status = resp.status
                 headers = resp.headers
                 check_length(headers, self._max_body)

@@ -1,4 +1,5 @@
-"""attack2: the endpoint probe (GET /models, /props) against hostile answers."""
+"""The endpoint check (GET /models, /props) against hostile answers: redirects, infinite
+numbers, hosted gateways, a NaN outage wait."""
 
 from __future__ import annotations
 
@@ -6,19 +7,26 @@ import json
 from pathlib import Path
 
 import pytest
-from attack2_http import ScriptedServer
-from variant_helpers import write_suite
 
 from pytest_evals.llm.endpoint_probe import probe_endpoint_sync
 from pytest_evals.llm.settings import LLMSettings
 
-KEY = "sk-attack2-SECRET-0123456789abcdef"
+from .scripted_http import ScriptedServer
+
+KEY = "sk-hostile-SECRET-0123456789abcdef"
 
 
-@pytest.mark.defect("A2-1 HIGH: the probe's urllib GET follows a redirect to another host and "
-                    "sends the API key there")
+def write_suite(root: Path) -> None:
+    """Two jailbreak cases judged by the endpoint's model (each case one request)."""
+    rows = [{"id": f"c{i}", "question": f"question {i}", "expected_outcome": bool(i % 2)} for i in range(2)]
+    (root / "qs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (root / "jb.eval.yaml").write_text(
+        "task: jailbreak_guardrails\ngenerate: true\ninput_path: qs.jsonl\ntarget: {model: m}\n"
+        "thresholds: {accuracy: {min: 0.0}}\n", encoding="utf-8")
+
+
 def test_probe_does_not_send_the_key_to_the_host_a_redirect_names() -> None:
-    """A2-1 (HIGH). ``endpoint_probe._get`` uses urllib's default opener, whose
+    """``endpoint_probe._get`` uses urllib's default opener, whose
     HTTPRedirectHandler follows 301/302/307 to any host and copies the request's headers,
     Authorization included. A gateway (or anything at --evals-base-url) answering
     ``GET /models`` with ``302 Location: http://other-host/...`` makes the run send
@@ -37,14 +45,12 @@ def test_probe_does_not_send_the_key_to_the_host_a_redirect_names() -> None:
     assert leaked == [], f"the API key reached the redirect's host: {leaked}"
 
 
-@pytest.mark.defect("A2-1 HIGH (end to end): a pytest run against a redirecting /models "
-                    "sends OPENAI_API_KEY to the other host")
 def test_run_does_not_send_the_key_to_a_redirect_host(pytester: pytest.Pytester,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A2-1 (HIGH), as a user meets it: ``OPENAI_API_KEY=... pytest --evals-base-url
+    """As a user meets it: ``OPENAI_API_KEY=... pytest --evals-base-url
     http://gateway/v1`` where the gateway's /models redirects elsewhere."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    write_suite(pytester.path, n=2, thresholds={"accuracy": {"min": 0.0}})
+    write_suite(pytester.path)
     with ScriptedServer() as thief:
         routes = {"/v1/models": (302, {"Location": f"http://localhost:{thief.port}/v1/models"}, b"")}
         with ScriptedServer(routes) as gateway:
@@ -54,18 +60,16 @@ def test_run_does_not_send_the_key_to_a_redirect_host(pytester: pytest.Pytester,
     assert leaked == []
 
 
-@pytest.mark.defect("A2-2 MEDIUM-HIGH: /props or /models with a JSON Infinity crashes the run "
-                    "with INTERNALERROR (OverflowError in _positive)")
 @pytest.mark.parametrize("route, body", [
     ("/props", b'{"total_slots": Infinity, "default_generation_settings": {"n_ctx": 4096}}'),
     ("/props", b'{"total_slots": 2, "default_generation_settings": {"n_ctx": 1e400}}'),
     ("/v1/models", b'{"object": "list", "data": [{"id": "m1", "max_model_len": Infinity}]}'),
 ])
 def test_probe_never_raises_on_an_infinite_number(route: str, body: bytes) -> None:
-    """A2-2 (MEDIUM-HIGH). ``endpoint_probe._positive`` catches TypeError and ValueError
+    """``endpoint_probe._positive`` catches TypeError and ValueError
     but ``int(float('inf'))`` raises OverflowError; Python's json reads ``Infinity`` and
     ``1e400`` as inf. The docstring says the probe never raises; in a run the error escapes
-    as INTERNALERROR and no case runs (reproducer: /tmp/attack2/probe/hostile_server.py inf).
+    as INTERNALERROR and no case runs.
     Expected: the limit is unknown (None), the run goes on."""
     routes: dict[str, tuple[int, dict[str, str], bytes]] = {
         "/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'), route: (200, {}, body)}
@@ -74,10 +78,9 @@ def test_probe_never_raises_on_an_infinite_number(route: str, body: bytes) -> No
     assert info.reachable
 
 
-@pytest.mark.defect("A2-2 MEDIUM-HIGH (end to end): INTERNALERROR, no case runs")
 def test_run_survives_infinite_slots(pytester: pytest.Pytester) -> None:
-    """A2-2 as a user meets it: a server whose /props says ``"total_slots": Infinity``."""
-    write_suite(pytester.path, n=2, thresholds={"accuracy": {"min": 0.0}})
+    """As a user meets it: a server whose /props says ``"total_slots": Infinity``."""
+    write_suite(pytester.path)
     routes: dict[str, tuple[int, dict[str, str], bytes]] = {
         "/v1/models": (200, {}, b'{"object": "list", "data": [{"id": "m1"}]}'),
         "/props": (200, {}, b'{"total_slots": Infinity}')}
@@ -88,8 +91,6 @@ def test_run_survives_infinite_slots(pytester: pytest.Pytester) -> None:
     assert result.ret == 0
 
 
-@pytest.mark.defect("A2-3 MEDIUM: any non-api.openai.com URL is a 'local endpoint': a hosted "
-                    "gateway's first listed model silently replaces the default model")
 @pytest.mark.parametrize("url", [
     "https://openrouter.ai/api/v1",
     "https://api.groq.com/openai/v1",
@@ -97,7 +98,7 @@ def test_run_survives_infinite_slots(pytester: pytest.Pytester) -> None:
     "https://api.together.xyz/v1",
 ])
 def test_a_hosted_gateway_is_not_a_local_server(url: str) -> None:
-    """A2-3 (MEDIUM). ``LLMSettings.local`` is ``not is_hosted(base_url)`` and ``is_hosted``
+    """``LLMSettings.local`` is ``not is_hosted(base_url)`` and ``is_hosted``
     knows only api.openai.com. So ``--evals-base-url https://openrouter.ai/api/v1``
     without ``--evals-model`` is treated as a local server "serving its own model": the run
     asks for whatever model the gateway lists first (OpenRouter lists hundreds, newest
@@ -109,18 +110,8 @@ def test_a_hosted_gateway_is_not_a_local_server(url: str) -> None:
     assert not settings.serves_own_model
 
 
-def test_reproducer_files_exist_note() -> None:
-    """Not a defect: the command-line reproducers of this file are in /tmp/attack2/probe
-    (hostile_server.py MODE LOG [REDIRECT]); this test only checks the scripted server."""
-    with ScriptedServer({"/x": (200, {}, json.dumps({"ok": 1}).encode())}) as srv:
-        assert srv.port > 0
-    assert Path(__file__).exists()
-
-
-@pytest.mark.defect("A2-10 LOW: --evals-outage-wait nan is accepted and silently means 0 s "
-                    "(while the startup line promises 10 s)")
 def test_outage_wait_nan_is_refused() -> None:
-    """A2-10 (LOW). ``--evals-outage-wait nan`` passes the ``< 0`` check (NaN compares
+    """``--evals-outage-wait nan`` passes the ``< 0`` check (NaN compares
     False), ``EndpointGate`` then takes ``max(0.0, nan)`` = 0.0: a server restart loses
     every case in flight, and the run's first line says "waits up to 10s" while the
     errors say "unreachable for 0s". Expected: a usage error like the one for -5."""
