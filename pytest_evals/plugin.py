@@ -9,6 +9,7 @@ do). ``tests/core/test_core_startup.py`` keeps it that way.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from pytest_evals.collection.xdist_blocks import (
     case_file_patterns,
     set_extra_patterns,
 )
+from pytest_evals.registry.core_plugins import CORE_PLUGINS
 from pytest_evals.registry.family_registry import is_suite_path
 
 if TYPE_CHECKING:
@@ -32,17 +34,6 @@ _CASES_MARKER_USED = pytest.StashKey[bool]()
 #: cases_marker.MARKER, named here so that runs which never use it do not import it.
 CASES_MARKER = "evals_cases"
 
-# Each area registers its own options and hooks.
-pytest_plugins = [
-    "pytest_evals.llm.llm_plugin",
-    # batch mode: its options, the batch phase before the item loop, its summary
-    "pytest_evals.worker.batch_plugin",
-    "pytest_evals.controller.progress", "pytest_evals.output.failure_summary",  # (terminal: N failures shown)
-    "pytest_evals.reports.report_plugin", "pytest_evals.reports.variant_matrix_html",
-    "pytest_evals.hardening.report_guard", "pytest_evals.hardening.termination",  # (SIGTERM as Ctrl-C)
-    "pytest_evals.regression.regression_plugin", "pytest_evals.regression.variant_plugin",
-]
-
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
@@ -52,6 +43,13 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     # so a plugin registered now still adds its options).
     for name in registry().plugins:
         pluginmanager.import_plugin(name)
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    # Where pytest_plugins would register them (after this module), so hook order holds.
+    if plugin is sys.modules[__name__]:
+        for name in CORE_PLUGINS:
+            manager.import_plugin(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,6 +1,6 @@
 """The LLM layer's pytest wiring: options, the ``llm``/``judge`` fixtures, usage totals.
 
-Registered by the main plugin (``pytest_plugins``). Usage is counted per process; under
+Registered by the main plugin (``CORE_PLUGINS``). Usage is counted per process; under
 xdist each worker sends its totals through ``config.workeroutput`` and the controller
 adds them up in ``pytest_testnodedown`` before the run summary is built. A worker stopped
 by Ctrl-C or SIGTERM still sets its workeroutput, but the controller, interrupted too,

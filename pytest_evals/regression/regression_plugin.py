@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals.controller.artifact_writers import names_artifact, writing
-from pytest_evals.controller.suite_verdict import Reason, ReasonKind
 from pytest_evals.model.errors import SuiteConfigError
-from pytest_evals.regression.baseline_run import Baseline, BaselineError, load_baseline
 from pytest_evals.regression.drop_gates import (
     DEFAULT_ALPHA,
     INCONCLUSIVE,
@@ -23,8 +21,11 @@ from pytest_evals.regression.drop_gates import (
 )
 
 if TYPE_CHECKING:
+    # Every pytest run loads this plugin: the verdict model and the baseline reader
+    # (run_reader, stats, orjson) are imported when a suite is judged or a baseline read.
     from pytest_evals.controller.suite_verdict import SuiteSummary
     from pytest_evals.model.case_result import CaseResult
+    from pytest_evals.regression.baseline_run import Baseline, BaselineError
     from pytest_evals.regression.case_pairing import SuiteComparison
     from pytest_evals.tasks.task_contract import Task
 
@@ -98,6 +99,8 @@ def get_baseline(config: pytest.Config) -> Baseline | BaselineError | None:
     path = baseline_path(config)
     loaded: Baseline | BaselineError | None = None
     if path is not None:
+        from pytest_evals.regression.baseline_run import BaselineError, load_baseline
+
         p = Path(path)
         if not p.is_absolute():
             p = config.invocation_params.dir / p
@@ -173,6 +176,9 @@ def undefined_gates(summary: SuiteSummary, gates: Sequence[RegressionGate], task
 
 def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, results: Sequence[CaseResult]) -> None:
     """Check a suite's regression gates; sets its ``baseline`` section and may fail the suite."""
+    from pytest_evals.controller.suite_verdict import Reason, ReasonKind
+    from pytest_evals.regression.baseline_run import Baseline, BaselineError
+
     thresholds = (summary.config or {}).get("thresholds") or {}
     try:
         gates = parse_regression_gates(thresholds)
@@ -257,6 +263,8 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
 def _unusable(summary: SuiteSummary, gates: Sequence[RegressionGate], text: str) -> None:
     """A baseline given but unusable for this suite fails it: its regression gates are
     unchecked, and a suite without any was still promised a comparison."""
+    from pytest_evals.controller.suite_verdict import Reason, ReasonKind
+
     if gates:
         summary.reasons.append(Reason(ReasonKind.UNCHECKED_GATES, f"regression gates: {text}"))
     else:

@@ -15,8 +15,9 @@ from pytest_evals.controller.artifact_writers import names_artifact
 from pytest_evals.reports.report_state import REPORT_STATE_KEY, ReportState
 
 _HTML_KEY = pytest.StashKey[Any]()
-#: pytest-html's (and pytest's JUnit) file: checked before the run, a failed write an artifact problem.
-pytest_plugins = ["pytest_evals.output.report_paths"]
+# pytest-html's (and pytest's JUnit) file, checked before the run (a failed write an
+# artifact problem), is output/report_paths.py, registered right after this module by
+# plugin.CORE_PLUGINS.
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -38,15 +38,16 @@ HEAVY = (
     "inscriptis",
 )
 
-#: Loads the plugin as pytest does (the module, its ``pytest_plugins``, the families'
+#: Loads the plugin as pytest does (the module, its CORE_PLUGINS, the families'
 #: plugins), then prints the heavy modules that came with it.
 IMPORT_PLUGIN = """
 import importlib, json, sys
 import pytest
 before = set(sys.modules)
 from pytest_evals import plugin
+from pytest_evals.registry.core_plugins import CORE_PLUGINS
 from pytest_evals.registry.family_registry import registry
-todo = [*plugin.pytest_plugins, *registry().plugins]
+todo = [*CORE_PLUGINS, *registry().plugins]
 while todo:
     module = importlib.import_module(todo.pop())
     todo.extend(getattr(module, "pytest_plugins", []))

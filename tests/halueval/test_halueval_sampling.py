@@ -96,3 +96,16 @@ def test_choice_is_the_same_in_another_process() -> None:
 @pytest.mark.parametrize("value", [0.0, 0.5])
 def test_unit_hash_range(value: float) -> None:
     assert 0.0 <= unit_hash("a", value) < 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 7, -3])
+@pytest.mark.parametrize("stratum", ["qa", "général"])
+def test_pick_is_the_smallest_unit_hashes(seed: int, stratum: str) -> None:
+    # pick() hashes a file's ids with the prefix encoded once: it must choose exactly
+    # the ids with the smallest unit_hash("halueval-sample", seed, stratum, id).
+    ids = [f"qa-{i}" for i in range(1, 400)] + ["general-é", "general-日本", "general-line7", ""]
+    for k in (0, 1, 37, len(ids) - 1):
+        expected = sorted(
+            sorted(range(len(ids)), key=lambda i: unit_hash("halueval-sample", seed, stratum, ids[i]))[:k]
+        )
+        assert pick(ids, k, seed, stratum) == expected

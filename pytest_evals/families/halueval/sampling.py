@@ -60,7 +60,15 @@ def pick(ids: Sequence[str], k: int, seed: int, stratum: str) -> list[int]:
     """
     if k >= len(ids):
         return list(range(len(ids)))
-    ranked = sorted(range(len(ids)), key=lambda i: unit_hash("halueval-sample", seed, stratum, ids[i]))
+    # unit_hash("halueval-sample", seed, stratum, id) for every id of the file, its
+    # constant prefix encoded once (the same bytes, so the same sample).
+    prefix = "\x1f".join(("halueval-sample", str(seed), str(stratum), "")).encode("utf-8")
+    sha256 = hashlib.sha256
+    hashes = [
+        int.from_bytes(sha256(prefix + str(case_id).encode("utf-8")).digest()[:8], "big") / _SCALE
+        for case_id in ids
+    ]
+    ranked = sorted(range(len(ids)), key=hashes.__getitem__)
     return sorted(ranked[: max(k, 0)])
 
 
