@@ -369,9 +369,21 @@ class LLMClient:
             raise self._unreachable(exc) from None
 
     def _unreachable(self, exc: EndpointDown) -> EndpointUnreachable:
-        self.stats.errors += 1
+        """The first request to fail on a dead endpoint carries the whole reason; every
+        later one a one-line reference to it (a run of 60 cases against a server that is
+        not running is one error said once, not 60 identical blocks). The reason is also
+        in the summary (``unreachable_reason``), so no case's message is the only copy."""
+        stats = self.stats
+        stats.errors += 1
+        stats.unreachable += 1
         usage.record(errors=1)
-        return EndpointUnreachable(exc.reason)
+        if stats.unreachable_reason != exc.reason:
+            stats.unreachable_reason = exc.reason
+            return EndpointUnreachable(exc.reason)
+        return EndpointUnreachable(
+            f"LLM endpoint {self.base_url} unreachable: not sent (the reason is in this "
+            "run's first unreachable error and in the summary)"
+        )
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:

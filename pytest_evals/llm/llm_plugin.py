@@ -312,6 +312,11 @@ def usage_line(stats: LLMStats, note: str | None = None) -> str:
     line = "evals llm: " + ", ".join(parts)
     if stats.outage_resends:
         line += f"\nevals llm: {stats.outage_resends} requests sent again after the endpoint came back"
+    if stats.unreachable:
+        line += (
+            f"\nevals llm: {stats.unreachable} requests not sent, the endpoint was "
+            f"unreachable: {stats.unreachable_reason}"
+        )
     if stats.dry_run_requests:
         line += (
             f"\nevals llm dry run: {stats.dry_run_requests} uncached requests not sent, "
