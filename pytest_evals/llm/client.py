@@ -46,6 +46,7 @@ from pytest_evals.llm.call_errors import (
 )
 from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.endpoint_gate import EndpointDown, EndpointGate
+from pytest_evals.llm.endpoint_models import own_model
 from pytest_evals.llm.endpoint_probe import EndpointInfo, probe_endpoint
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
@@ -243,6 +244,9 @@ class LLMClient:
         #: What the endpoint published about itself (endpoint_probe.py), once known.
         self.endpoint: EndpointInfo | None = None
         self._probed: asyncio.Future[EndpointInfo] | None = None
+        #: Where a local server's model name came from: ``server`` (it said so),
+        #: ``remembered`` (an earlier run's answer; the server did not answer now).
+        self.model_source: str | None = None
         #: Processes of the run sending to the same endpoint (xdist workers; set by the
         #: pytest wiring): they share its slots.
         self.processes = 1
@@ -323,11 +327,16 @@ class LLMClient:
     def use_endpoint(self, info: EndpointInfo) -> None:
         """Take what the endpoint published: its own model name (when none was given
         for a local server) and its limits (applied to each loop's limiter)."""
-        if not info.reachable and self.endpoint is not None:
+        if not info.reachable and self.endpoint is not None and self.endpoint.reachable:
             return  # keep what an earlier answer said
         self.endpoint = info
-        if self.settings.serves_own_model and info.models and self.settings.model != info.models[0]:
-            self.settings = dataclasses.replace(self.settings, model=info.models[0])
+        # A server that does not answer: the name it gave an earlier run (kept beside
+        # the cache, endpoint_models.py), so a rerun the cache can answer still does.
+        found = own_model(self.settings, info)
+        if found is not None:
+            self.model_source = found[1]
+            if self.settings.model != found[0]:
+                self.settings = dataclasses.replace(self.settings, model=found[0])
 
     def concurrency_cap(self) -> int | None:
         """The server's slots shared among the run's processes (xdist workers)."""
