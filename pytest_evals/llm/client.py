@@ -388,10 +388,11 @@ class LLMClient:
         usage.record(errors=1)
         if stats.unreachable_reason != exc.reason:
             stats.unreachable_reason = exc.reason
-            return EndpointUnreachable(exc.reason)
+            return EndpointUnreachable(exc.reason, cause=exc.reason)
         return EndpointUnreachable(
             f"LLM endpoint {self.base_url} unreachable: not sent (the reason is in this "
-            "run's first unreachable error and in the summary)"
+            "run's first unreachable error and in the summary)",
+            cause=exc.reason,
         )
 
     def _transport(self, state: _LoopState) -> Transport:

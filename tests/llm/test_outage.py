@@ -74,9 +74,13 @@ def test_an_outage_past_the_bound_fails_every_request_with_one_reason(
 
     results, first, later = run(closing(client, go()))
     assert all(isinstance(r, EndpointUnreachable) for r in results), results
-    reasons = {str(r) for r in results}
+    reasons = {r.cause for r in results if isinstance(r, EndpointUnreachable)}
     assert len(reasons) == 1, reasons  # one reason, the same for all
     (reason,) = reasons
+    # Said in full by the first request to fail, referred to by the others.
+    assert sorted(str(r) == reason for r in results) == [False] * 5 + [True]
+    assert all("unreachable: not sent" in str(r) for r in results if str(r) != reason)
+    assert client.stats.unreachable_reason == reason
     assert "unreachable for 1s" in reason and "connection error" in reason
     assert "--evals-outage-wait" in reason
     assert 0.9 < first < 6  # waited the bound, not the retries' backoff
