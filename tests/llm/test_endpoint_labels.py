@@ -142,3 +142,20 @@ def test_no_model_is_remembered_for_another_url(
     llm = json.loads(out.read_text())["llm"]
     assert llm["model"] != "x" and llm["model_source"] == "default"
     assert "earlier run" not in result.stdout.str()
+
+
+def test_the_remembered_name_file_holds_no_credentials_and_survives_garbage(tmp_path: Path) -> None:
+    from pytest_evals.llm.endpoint_models import FILE_NAME, recall, remember
+
+    url = "http://user:s3cret-pass@127.0.0.1:8080/v1/?api_key=s3cret-key"
+    remember(tmp_path, url, "smol")
+    text = (tmp_path / FILE_NAME).read_text()
+    assert "s3cret" not in text and "user" not in text
+    assert recall(tmp_path, "http://127.0.0.1:8080/v1") == "smol"  # same endpoint
+    assert recall(tmp_path, "http://127.0.0.1:8081/v1") is None  # another one
+    for garbage in ("[1, 2]", "{not json", '{"http://127.0.0.1:8080/v1": 5}'):
+        (tmp_path / FILE_NAME).write_text(garbage)
+        assert recall(tmp_path, url) is None  # unreadable: nothing remembered, no error
+    remember(tmp_path, url, "smol")  # and it is rewritten whole
+    assert recall(tmp_path, url) == "smol"
+    assert not list(tmp_path.glob(".endpoint_models.*"))  # no temporary file left
