@@ -119,16 +119,28 @@ def use_endpoint(config: pytest.Config, info: Any) -> None:
     """What the endpoint said about itself (endpoint_probe.EndpointInfo), for this
     process: a local server's own model name when none was given (shown and asked for),
     its slots and context (the client's limiter and messages)."""
-    settings = get_settings(config)
-    if settings.serves_own_model and info.models and settings.model != info.models[0]:
-        import dataclasses
+    from pytest_evals.llm.endpoint_models import own_model
 
-        config.stash[_key("settings")] = dataclasses.replace(settings, model=info.models[0])
+    settings = get_settings(config)
+    found = own_model(settings, info)
+    if found is not None:
+        config.stash[_key("model_source")] = found[1]
+        if settings.model != found[0]:
+            import dataclasses
+
+            config.stash[_key("settings")] = dataclasses.replace(settings, model=found[0])
     client = peek_client(config)
     if client is not None:
         client.use_endpoint(info)
     else:
         config.stash[_key("endpoint")] = info
+
+
+def model_source(config: pytest.Config) -> str | None:
+    """Where a local endpoint's model name came from (``server``, ``remembered``; None:
+    the option or the default)."""
+    source: str | None = config.stash.get(_key("model_source"), None)
+    return source
 
 
 def peek_client(config: pytest.Config) -> LLMClient | None:

@@ -35,6 +35,10 @@ class LLMStats:
     #: Requests sent again because the endpoint was down when they went (a server
     #: restarting: not counted as retries, see endpoint_gate.py).
     outage_resends: int = 0
+    #: Requests that failed because the endpoint stayed unreachable past its bound
+    #: (also in ``errors``), and that one-line reason (the first process's, on a merge).
+    unreachable: int = 0
+    unreachable_reason: str = ""
     #: Lowest concurrency the adaptive limiter went down to: the configured one (or the
     #: server's slots) when nothing was throttled; 0 only when no request went out.
     lowest_concurrency: int = 0
@@ -46,7 +50,9 @@ class LLMStats:
     def add(self, other: LLMStats) -> None:
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            if f.name == "lowest_concurrency":
+            if f.name == "unreachable_reason":
+                setattr(self, f.name, mine or theirs)
+            elif f.name == "lowest_concurrency":
                 values = [v for v in (mine, theirs) if v]
                 setattr(self, f.name, min(values) if values else 0)
             else:

@@ -46,6 +46,7 @@ from pytest_evals.llm.call_errors import (
 )
 from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.endpoint_gate import EndpointDown, EndpointGate
+from pytest_evals.llm.endpoint_models import own_model
 from pytest_evals.llm.endpoint_probe import EndpointInfo, probe_endpoint
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
@@ -243,6 +244,9 @@ class LLMClient:
         #: What the endpoint published about itself (endpoint_probe.py), once known.
         self.endpoint: EndpointInfo | None = None
         self._probed: asyncio.Future[EndpointInfo] | None = None
+        #: Where a local server's model name came from: ``server`` (it said so),
+        #: ``remembered`` (an earlier run's answer; the server did not answer now).
+        self.model_source: str | None = None
         #: Processes of the run sending to the same endpoint (xdist workers; set by the
         #: pytest wiring): they share its slots.
         self.processes = 1
@@ -323,11 +327,16 @@ class LLMClient:
     def use_endpoint(self, info: EndpointInfo) -> None:
         """Take what the endpoint published: its own model name (when none was given
         for a local server) and its limits (applied to each loop's limiter)."""
-        if not info.reachable and self.endpoint is not None:
+        if not info.reachable and self.endpoint is not None and self.endpoint.reachable:
             return  # keep what an earlier answer said
         self.endpoint = info
-        if self.settings.serves_own_model and info.models and self.settings.model != info.models[0]:
-            self.settings = dataclasses.replace(self.settings, model=info.models[0])
+        # A server that does not answer: the name it gave an earlier run (kept beside
+        # the cache, endpoint_models.py), so a rerun the cache can answer still does.
+        found = own_model(self.settings, info)
+        if found is not None:
+            self.model_source = found[1]
+            if self.settings.model != found[0]:
+                self.settings = dataclasses.replace(self.settings, model=found[0])
 
     def concurrency_cap(self) -> int | None:
         """The server's slots shared among the run's processes (xdist workers)."""
@@ -369,9 +378,22 @@ class LLMClient:
             raise self._unreachable(exc) from None
 
     def _unreachable(self, exc: EndpointDown) -> EndpointUnreachable:
-        self.stats.errors += 1
+        """The first request to fail on a dead endpoint carries the whole reason; every
+        later one a one-line reference to it (a run of 60 cases against a server that is
+        not running is one error said once, not 60 identical blocks). The reason is also
+        in the summary (``unreachable_reason``), so no case's message is the only copy."""
+        stats = self.stats
+        stats.errors += 1
+        stats.unreachable += 1
         usage.record(errors=1)
-        return EndpointUnreachable(exc.reason)
+        if stats.unreachable_reason != exc.reason:
+            stats.unreachable_reason = exc.reason
+            return EndpointUnreachable(exc.reason, cause=exc.reason)
+        return EndpointUnreachable(
+            f"LLM endpoint {self.base_url} unreachable: not sent (the reason is in this "
+            "run's first unreachable error and in the summary)",
+            cause=exc.reason,
+        )
 
     def _transport(self, state: _LoopState) -> Transport:
         if state.transport is None:

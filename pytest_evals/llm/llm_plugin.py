@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_evals.llm import get_client, get_settings, is_offline, peek_client, use_endpoint
+from pytest_evals.llm import (
+    get_client,
+    get_settings,
+    is_offline,
+    model_source,
+    peek_client,
+    use_endpoint,
+)
 from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.llm_options import add_options
 
@@ -93,7 +100,8 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     if getattr(config, "workerinput", None) is None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(endpoint_line(config, info))
+            for line in endpoint_line(config, info).splitlines():
+                reporter.write_line(line)
 
 
 def endpoint_line(config: pytest.Config, info: EndpointInfo) -> str:
@@ -103,11 +111,17 @@ def endpoint_line(config: pytest.Config, info: EndpointInfo) -> str:
     settings = get_settings(config)
     where = display_url(settings.base_url)
     if not info.reachable:
-        return (
+        line = (
             f"evals llm: {where} not reachable before the first case ({info.error}); "
             f"a request that needs it waits up to {min(10.0, settings.outage_wait):g}s, "
             "then every one fails with this reason"
         )
+        if model_source(config) == "remembered":
+            line += (
+                f"\nevals llm: model {settings.model}, the name this server gave in an "
+                "earlier run (kept beside the cache): cached answers for it are used"
+            )
+        return line
     parts = [f"model {settings.model}" + ("" if settings.model_explicit else " (the server's own)")]
     limits = info.limits_text()
     if limits:
@@ -269,7 +283,8 @@ def llm_summary(config: pytest.Config) -> dict[str, Any]:
         "offline": settings.offline,
         **{k: v for k, v in settings.public().items()},
         "model_source": "option" if settings.model_explicit else (
-            "server" if settings.serves_own_model and info is not None and info.models else "default"
+            model_source(config)
+            or ("server" if settings.serves_own_model and info is not None and info.models else "default")
         ),
         "price_note": price_note(config),
         "endpoint": None if info is None else info.to_json(),
@@ -317,6 +332,11 @@ def usage_line(stats: LLMStats, note: str | None = None) -> str:
     line = "evals llm: " + ", ".join(parts)
     if stats.outage_resends:
         line += f"\nevals llm: {stats.outage_resends} requests sent again after the endpoint came back"
+    if stats.unreachable:
+        line += (
+            f"\nevals llm: {stats.unreachable} requests not sent, the endpoint was "
+            f"unreachable: {stats.unreachable_reason}"
+        )
     if stats.dry_run_requests:
         line += (
             f"\nevals llm dry run: {stats.dry_run_requests} uncached requests not sent, "

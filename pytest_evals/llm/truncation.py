@@ -25,11 +25,13 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.tokens import estimate_prompt_tokens
+from pytest_evals.model.errors import SkipCase
 
 if TYPE_CHECKING:
     from pytest_evals.llm.client import LLMClient
@@ -187,3 +189,63 @@ def fit(
         policy, before, max_tokens, limit,
         field=name, original_chars=len(text), kept_chars=keep, fitted_tokens=now,
     )
+
+
+class ContextSkip(SkipCase):
+    """``truncate: skip`` (or no cut fits): the case was not sent; ``truncation`` says why."""
+
+    def __init__(self, what: str, truncation: Truncation) -> None:
+        super().__init__(f"{what} {truncation.describe()}")
+        self.truncation = truncation
+
+
+T = TypeVar("T")
+
+
+async def send_fitted(
+    llm: LLMClient,
+    send: Callable[[list[dict[str, Any]]], Awaitable[T]],
+    *,
+    fields: Mapping[str, str],
+    render: Callable[[dict[str, str]], list[dict[str, Any]]],
+    policy: TruncatePolicy,
+    context_tokens: int | None,
+    reply_room: int,
+    model: str | None,
+    what: str,
+) -> tuple[T, Truncation | None]:
+    """Send ``render(fields)`` through ``send``, fitted by ``policy`` (see the module
+    docstring): at most three sends (as it is or fitted by the estimate; fitted once a
+    refusal named the limit; fitted by the server's own count). ``fields`` are the only
+    texts that may be cut (never the judged text). Raises ContextSkip for a case not
+    sent, ContextLengthError when the policy is ``none`` or no fit helps."""
+    name = model or llm.model
+    base_url = llm.settings.base_url
+
+    def fitted(limit: int | None, ratio: float) -> tuple[list[dict[str, Any]], Truncation | None]:
+        if limit is None or policy == "none":
+            return render(dict(fields)), None
+        values, record = fit(
+            fields, render, policy=policy, limit=limit, max_tokens=reply_room, ratio=ratio
+        )
+        if record is not None and record.skipped:
+            raise ContextSkip(what, record)
+        return render(values), record
+
+    limit = context_limit(llm, name, context_tokens)
+    messages, record = fitted(limit, 1.0)
+    ratio = 1.0
+    for _ in range(3):
+        try:
+            return await send(messages), record
+        except ContextLengthError as exc:
+            if policy == "none" or not exc.limit or ratio > 1.0:
+                raise
+            LEARNED.learn(base_url, name, exc.limit)
+            if limit is not None:
+                ratio = server_ratio(exc.cause, exc.prompt_tokens, reply_room)
+                if ratio <= 1.0:
+                    raise
+            limit = context_tokens or exc.limit
+            messages, record = fitted(limit, ratio)
+    raise AssertionError("unreachable: the third send returns or raises")  # pragma: no cover

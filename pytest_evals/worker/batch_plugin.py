@@ -25,6 +25,9 @@ from pytest_evals.llm.call_errors import LLMError
 log = logging.getLogger("pytest_evals.llm")
 
 WORKEROUTPUT_KEY = "pytest_evals_batch"
+#: A worker's "no Batch API" line, for the controller to exit with.
+REFUSED_KEY = "pytest_evals_batch_refused"
+_refused_key = pytest.StashKey[str]()
 _settings_key = pytest.StashKey[BatchSettings]()
 _stats_key = pytest.StashKey[BatchStats]()
 
@@ -95,7 +98,8 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
     try:
         stats = phase.run()
     except NoBatchAPI as exc:
-        pytest.exit(f"evals batch: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+        _refuse(config, f"evals batch: {exc}")
+        return
     except LLMError as exc:
         # Scoring now would ask interactively what a recorded batch may still answer:
         # stop, and let the next --evals-batch run re-attach.
@@ -106,6 +110,28 @@ def _run_phase(config: pytest.Config, settings: BatchSettings, cases: list[Any])
             returncode=pytest.ExitCode.INTERNAL_ERROR,
         )
     config.stash[_stats_key].add(stats)
+
+
+def _refuse(config: pytest.Config, reason: str) -> None:
+    """No Batch API: the run stops in one line, as ``--evals-batch`` does before any
+    worker starts. A suite's own ``batch: true`` is only seen once cases are collected,
+    which under xdist is in the workers: a worker that exits with cases assigned to it
+    is a crash to xdist (an INTERNALERROR). So a worker runs no case, stops, and hands
+    the reason to the controller, which exits with it (pytest_testnodedown below)."""
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is None:
+        pytest.exit(reason, returncode=pytest.ExitCode.USAGE_ERROR)
+    workeroutput[REFUSED_KEY] = reason
+    config.stash[_refused_key] = reason
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> bool | None:
+    # A refusing worker runs none of the cases xdist still hands it (nothing is asked).
+    if item.config.stash.get(_refused_key, None) is not None:
+        item.session.shouldstop = item.config.stash[_refused_key]
+        return True
+    return None
 
 
 def _context(config: pytest.Config) -> Any:
@@ -127,9 +153,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    data = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
+    output = getattr(node, "workeroutput", None) or {}
+    data = output.get(WORKEROUTPUT_KEY)
     if data:
         node.config.stash[_stats_key].add(BatchStats.from_json(data))
+    refused = output.get(REFUSED_KEY)
+    if refused:
+        # The worker's one-line refusal becomes the run's (_refuse above).
+        pytest.exit(str(refused), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -74,9 +74,13 @@ def test_an_outage_past_the_bound_fails_every_request_with_one_reason(
 
     results, first, later = run(closing(client, go()))
     assert all(isinstance(r, EndpointUnreachable) for r in results), results
-    reasons = {str(r) for r in results}
+    reasons = {r.cause for r in results if isinstance(r, EndpointUnreachable)}
     assert len(reasons) == 1, reasons  # one reason, the same for all
     (reason,) = reasons
+    # Said in full by the first request to fail, referred to by the others.
+    assert sorted(str(r) == reason for r in results) == [False] * 5 + [True]
+    assert all("unreachable: not sent" in str(r) for r in results if str(r) != reason)
+    assert client.stats.unreachable_reason == reason
     assert "unreachable for 1s" in reason and "connection error" in reason
     assert "--evals-outage-wait" in reason
     assert 0.9 < first < 6  # waited the bound, not the retries' backoff
@@ -132,3 +136,43 @@ def test_a_40s_restart_mid_suite_loses_no_case(
     assert llm["errors"] == 0 and llm["requests"] == 30
     assert llm["outage_resends"] >= 1
     result.stdout.fnmatch_lines(["evals llm: * requests sent again after the endpoint came back"])
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_a_server_not_running_is_one_error_said_once(
+    pytester: pytest.Pytester, tmp_path: Path, workers: list[str]
+) -> None:
+    """Nothing listening: every case is an ERROR (no suite passes, exit 1), but the
+    reason (URL and cause) is spelled out once per process, every other case carries a
+    one-line reference, and the summary and the JSON say why."""
+    probe_suite(pytester, [f"case {i}" for i in range(6)])
+    probe_suite(pytester, [f"x {i}" for i in range(4)], name="second")
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = tmp_path / "s.json"
+    result = pytester.runpytest(
+        "--evals-base-url", url, "--evals-cache-dir", str(tmp_path / "c"),
+        "--evals-json", str(out), "--evals-outage-wait", "1", *workers,
+    )
+    result.assert_outcomes(errors=10)
+    assert result.ret == 1
+    text = result.stdout.str()
+    full = f"LLM endpoint {url} unreachable for 1s (it never answered in this run)"
+    processes = 2 if workers else 1
+    assert 1 <= text.count(full) <= processes + 1, text  # the cases, once per process; the summary
+    assert text.count(f"LLM endpoint {url} unreachable: not sent") >= 10 - processes
+    result.stdout.fnmatch_lines([f"evals llm: 10 requests not sent, the endpoint was unreachable: {full}*"])
+    summary = json.loads(out.read_text())
+    assert summary["passed"] is False
+    assert summary["llm"]["unreachable"] == 10 and summary["llm"]["errors"] == 10
+    assert summary["llm"]["unreachable_reason"].startswith(full)
+    assert "Connection refused" in summary["llm"]["unreachable_reason"]
+    assert summary["llm"]["requests"] == 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass
@@ -18,6 +18,10 @@ class CaseView:
     usage: dict[str, Any] | None = None
     #: The field the references were read from, for the error when there are none.
     reference_field: str = "reference"
+    #: The suite's ``truncate`` policy and context limit for judged assertions' prompts
+    #: (llm/truncation.py).
+    truncate: Literal["none", "longest", "skip"] = "none"
+    context_tokens: int | None = None
 
 
 @dataclass

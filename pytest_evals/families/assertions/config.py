@@ -87,6 +87,12 @@ class AssertionsConfig(SuiteConfig):
     output_field: str | None = None
     input_field: str | None = None
     reference_field: str | None = None
+    #: What a judged assertion's prompt longer than the model's context does
+    #: (llm/truncation.py): ``none`` sends it (a context_length ERROR), ``longest`` cuts
+    #: the case's input or reference (never the judged output), ``skip`` records the case
+    #: as skipped. ``context_tokens`` is the limit when the server publishes none.
+    truncate: Literal["none", "longest", "skip"] = "none"
+    context_tokens: int | None = Field(default=None, gt=0)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -24,8 +24,14 @@ from pytest_evals.families.assertions.deterministic_checks import AssertionProbl
 from pytest_evals.model.errors import CaseInputError, InfrastructureError, JudgeError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pytest_evals.llm.client import ChatResponse
     from pytest_evals.tasks.eval_context import EvalContext
+
+    #: Turns the prompt's fields (input, reference: the texts a truncate policy may
+    #: cut) into the judge's messages.
+    Render = Callable[[dict[str, str | None]], list[dict[str, str]]]
 
 #: Cache namespace of every judged assertion's requests.
 NAMESPACE = "assertions"
@@ -162,7 +168,7 @@ class JudgedCheck:
         passed = value >= self.threshold
         evidence: dict[str, Any] = {"runs": [e for _v, _s, e in runs]}
         first = runs[0][2]
-        for key in ("mode", "verdict"):
+        for key in ("mode", "verdict", "truncation"):
             if key in first:
                 evidence[key] = first[key]
         reason = f"{self.describe(value)} {'>=' if passed else '<'} {self.threshold:g}: {first.get('reason', '')}".strip()
@@ -174,13 +180,34 @@ class JudgedCheck:
     async def once(self, view: CaseView, ctx: EvalContext, repeat: int) -> tuple[float, float, dict[str, Any]]:
         raise NotImplementedError
 
-    async def ask(self, ctx: EvalContext, messages: list[dict[str, str]], schema: type[BaseModel],
-                  repeat: int, **extra: Any) -> tuple[Any, ChatResponse]:
-        data, resp = await ctx.judge.json(
-            messages, schema=schema, namespace=NAMESPACE, model=self.judge.model,
-            temperature=self.judge.temperature, repeat=repeat, **extra,
+    async def ask(self, ctx: EvalContext, view: CaseView, render: Render, fields: dict[str, str | None],
+                  schema: type[BaseModel], repeat: int, **extra: Any) -> tuple[Any, ChatResponse, dict[str, Any]]:
+        """Ask the judge for ``render(fields)``, fitted to the model's context by the
+        suite's ``truncate`` policy (llm/truncation.py): only ``fields`` (the case's input,
+        a reference) may be cut, never the judged output. The third value is the
+        evidence of a cut (``{"truncation": ...}``) or empty."""
+        from pytest_evals.llm.judge import JSON_MAX_TOKENS
+        from pytest_evals.llm.truncation import send_fitted
+
+        async def send(messages: list[dict[str, Any]]) -> tuple[Any, ChatResponse]:
+            data, resp = await ctx.judge.json(
+                messages, schema=schema, namespace=NAMESPACE, model=self.judge.model,
+                temperature=self.judge.temperature, repeat=repeat, **extra,
+            )
+            return data, resp
+
+        given = {k: v for k, v in fields.items() if v}
+
+        def messages_of(cut: dict[str, str]) -> list[dict[str, Any]]:
+            return list(render({**fields, **cut}))
+
+        llm = ctx.llm
+        (data, resp), record = await send_fitted(
+            llm, send, fields=given, render=messages_of, policy=view.truncate,
+            context_tokens=view.context_tokens, reply_room=llm.settings.max_tokens or JSON_MAX_TOKENS,
+            model=self.judge.model, what=f"assertion {self.name!r} ({self.kind}) judge prompt",
         )
-        return data, resp
+        return data, resp, ({"truncation": record.to_json()} if record is not None else {})
 
 
 @dataclass
@@ -188,9 +215,11 @@ class RubricCheck(JudgedCheck):
     criteria: str = ""
 
     async def once(self, view: CaseView, ctx: EvalContext, repeat: int) -> tuple[float, float, dict[str, Any]]:
-        messages = prompts.rubric_messages(self.criteria, self.judge, view.input, view.output)
-        reply, resp = await self.ask(ctx, messages, ScoreReply, repeat)
-        return reply.score, reply.score, {"score": reply.score, "reason": reply.reason, **_meta(resp)}
+        reply, resp, cut = await self.ask(
+            ctx, view, lambda f: prompts.rubric_messages(self.criteria, self.judge, f["input"], view.output),
+            {"input": view.input}, ScoreReply, repeat,
+        )
+        return reply.score, reply.score, {"score": reply.score, "reason": reply.reason, **_meta(resp), **cut}
 
 
 @dataclass
@@ -201,9 +230,11 @@ class RelevanceCheck(JudgedCheck):
                 f"{view.source}: field 'input': assertion {self.name!r} (answer_relevance) needs the "
                 "case's input ('input' or 'question')"
             )
-        messages = prompts.relevance_messages(self.judge, view.input, view.output)
-        reply, resp = await self.ask(ctx, messages, ScoreReply, repeat)
-        return reply.score, reply.score, {"score": reply.score, "reason": reply.reason, **_meta(resp)}
+        reply, resp, cut = await self.ask(
+            ctx, view, lambda f: prompts.relevance_messages(self.judge, f["input"] or "", view.output),
+            {"input": view.input}, ScoreReply, repeat,
+        )
+        return reply.score, reply.score, {"score": reply.score, "reason": reply.reason, **_meta(resp), **cut}
 
 
 @dataclass
@@ -215,10 +246,14 @@ class FactualityCheck(JudgedCheck):
             from pytest_evals.families.assertions.reference_checks import missing_reference
 
             raise missing_reference(view, self.name)
-        messages = prompts.factuality_messages(self.judge, view.input, view.references[0], view.output)
-        reply, resp = await self.ask(ctx, messages, FactReply, repeat)
+        reply, resp, cut = await self.ask(
+            ctx, view,
+            lambda f: prompts.factuality_messages(self.judge, f["input"], f["reference"] or "", view.output),
+            {"input": view.input, "reference": view.references[0]}, FactReply, repeat,
+        )
         score = self.scores[reply.verdict]
-        return score, score, {"verdict": reply.verdict, "score": score, "reason": reply.reason, **_meta(resp)}
+        return score, score, {"verdict": reply.verdict, "score": score, "reason": reply.reason, **_meta(resp),
+                              **cut}
 
 
 @dataclass
@@ -233,9 +268,13 @@ class GEvalCheck(JudgedCheck):
 
     async def once(self, view: CaseView, ctx: EvalContext, repeat: int) -> tuple[float, float, dict[str, Any]]:
         lo, hi = self.scale
-        messages = prompts.g_eval_messages(self.criteria, self.steps, self.scale, self.judge, view.input, view.output)
         extra: dict[str, Any] = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.logprobs else {}
-        reply, resp = await self.ask(ctx, messages, _scale_reply(lo, hi), repeat, **extra)
+        reply, resp, cut = await self.ask(
+            ctx, view,
+            lambda f: prompts.g_eval_messages(self.criteria, self.steps, self.scale, self.judge, f["input"],
+                                              view.output),
+            {"input": view.input}, _scale_reply(lo, hi), repeat, **extra,
+        )
         weighted = score_distribution(getattr(resp, "logprobs", None), lo, hi) if self.logprobs else None
         if weighted is None:
             value, mode = float(reply.score), "plain"
@@ -247,7 +286,8 @@ class GEvalCheck(JudgedCheck):
             mode = "probability-weighted"
             evidence = {"mode": mode, "probabilities": probs}
         score = clamp01((value - lo) / (hi - lo))
-        return value, score, {"score": reply.score, "value": value, "reason": reply.reason, **evidence, **_meta(resp)}
+        return value, score, {"score": reply.score, "value": value, "reason": reply.reason, **evidence, **_meta(resp),
+                              **cut}
 
 
 def score_distribution(logprobs: Any, lo: int, hi: int) -> tuple[float, dict[str, float]] | None:

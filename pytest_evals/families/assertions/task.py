@@ -10,6 +10,7 @@ reaches the suite's ``threshold`` (``pass_rule: weighted``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterator, Mapping
 from functools import cached_property
@@ -35,6 +36,7 @@ from pytest_evals.model.case_result import CaseResult
 from pytest_evals.model.errors import (
     CaseInputError,
     EvalsError,
+    SkipCase,
     SuiteConfigError,
     TargetError,
     error_kind,
@@ -174,7 +176,9 @@ class AssertionsTask(Task[AssertionCase]):
 
     async def evaluate(self, case: AssertionCase, ref: CaseRef, ctx: EvalContext) -> CaseResult:
         items = [*self.suite_assertions, *case.asserts]
-        view = case.view()
+        cfg = self.assertions_config
+        # Judged assertions fit their prompts by the suite's truncate policy.
+        view = dataclasses.replace(case.view(), truncate=cfg.truncate, context_tokens=cfg.context_tokens)
         await self._warm_up(items, ctx)
         outcomes: dict[str, Outcome] = {}
         waiting = [a for a in items if a.is_async]
@@ -185,6 +189,8 @@ class AssertionsTask(Task[AssertionCase]):
         failure: BaseException | None = None
         for a, got in zip(waiting, done, strict=True):
             if isinstance(got, BaseException):
+                if isinstance(got, SkipCase):
+                    raise got  # truncate: skip: the case is recorded as skipped, not scored
                 if not isinstance(got, EvalsError):
                     # A bug, or a library that is not installed: the runner's handler
                     # keeps the traceback or names the extra to install.

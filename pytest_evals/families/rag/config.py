@@ -167,6 +167,12 @@ class RagConfig(SuiteConfig):
     #: Score our metric names with the DeepEval classes GOV.UK's configs use: ``auto``
     #: (GOV.UK-shaped suites, when DeepEval is installed), ``always`` or ``never``.
     deepeval_metrics: Literal["auto", "always", "never"] = "auto"
+    #: What a judged metric's prompt longer than the model's context does
+    #: (llm/truncation.py): ``none`` sends it (a context_length ERROR), ``longest`` cuts
+    #: the retrieved context (never the answer or question judged), ``skip`` records the
+    #: case as skipped. ``context_tokens`` is the limit when the server publishes none.
+    truncate: Literal["none", "longest", "skip"] = "none"
+    context_tokens: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="before")
     @classmethod

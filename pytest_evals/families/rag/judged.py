@@ -17,6 +17,8 @@ from pytest_evals.families.rag.outcome import RunOutcome
 from pytest_evals.families.rag.prompts import JUDGE_SYSTEM, PROMPTS, judge_messages
 from pytest_evals.families.rag.replies import REPLIES
 from pytest_evals.families.rag.scoring import outcome_from_reply
+from pytest_evals.llm.judge import JSON_MAX_TOKENS
+from pytest_evals.llm.truncation import TruncatePolicy, send_fitted
 from pytest_evals.model.errors import JudgeError
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 
 #: Cache namespace of every rag_answers judge call.
 NAMESPACE = "rag_answers"
+#: The prompt fields ``truncate: longest`` may cut.
+CUTTABLE = ("context",)
 
 
 def coerce_reply(model: type[BaseModel], data: Any, metric: str, raw: str | None) -> BaseModel:
@@ -50,7 +54,13 @@ class CaseJudge:
         inputs: MetricInputs,
         penalize_ambiguous: bool = True,
         judges: Mapping[str, ResolvedJudge] | None = None,
+        truncate: TruncatePolicy = "none",
+        context_tokens: int | None = None,
     ) -> None:
+        self.truncate: TruncatePolicy = truncate
+        self.context_tokens = context_tokens
+        #: metric -> what the truncate policy did to its prompt (recorded per case).
+        self.truncations: dict[str, dict[str, Any]] = {}
         self.judge = judge
         self.inputs = inputs
         self.penalize_ambiguous = penalize_ambiguous
@@ -68,15 +78,38 @@ class CaseJudge:
     async def _ask(self, metric: str, spec: RagMetricSpec, repeat: int) -> tuple[BaseModel, Any]:
         model = REPLIES[metric]
         system, judge_model, temperature = self._settings(metric, spec)
-        messages = judge_messages(metric, system, **self.inputs.prompt_fields(metric))
-        data, resp = await self.judge.json(
-            messages,
-            schema=model,
-            namespace=NAMESPACE,
+        fields = self.inputs.prompt_fields(metric)
+
+        def render(cut: dict[str, str]) -> list[dict[str, Any]]:
+            return judge_messages(metric, system, **{**fields, **cut})
+
+        async def send(messages: list[dict[str, Any]]) -> tuple[Any, Any]:
+            return await self.judge.json(
+                messages,
+                schema=model,
+                namespace=NAMESPACE,
+                model=judge_model,
+                temperature=temperature,
+                repeat=repeat,
+            )
+
+        llm = self.judge.llm
+        # Only the retrieved context may be cut: the answer, the question and the ideal
+        # answer are what is judged.
+        cuttable = {k: v for k, v in fields.items() if k in CUTTABLE and v}
+        (data, resp), record = await send_fitted(
+            llm,
+            send,
+            fields=cuttable,
+            render=render,
+            policy=self.truncate,
+            context_tokens=self.context_tokens,
+            reply_room=llm.settings.max_tokens or JSON_MAX_TOKENS,
             model=judge_model,
-            temperature=temperature,
-            repeat=repeat,
+            what=f"{metric} judge prompt",
         )
+        if record is not None:
+            self.truncations[metric] = record.to_json()
         return coerce_reply(model, data, metric, getattr(resp, "text", None)), resp
 
     async def run(self, metric: str, spec: RagMetricSpec, repeat: int) -> RunOutcome:

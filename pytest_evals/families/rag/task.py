@@ -134,6 +134,8 @@ class RagAnswers(Task[RagCase]):
         judges = self.judges()
         combine = {name: j.combine for name, j in judges.items()}
         runner: Runner
+        #: metric -> what the truncate policy cut (filled while the judged metrics run).
+        truncations: dict[str, Any] = {}
         repeats: int | dict[str, int]
         if ctx.offline:
             from pytest_evals.families.rag.offline import OfflineCaseJudge
@@ -146,7 +148,11 @@ class RagAnswers(Task[RagCase]):
         else:
             from pytest_evals.families.rag.judged import CaseJudge
 
-            ours = CaseJudge(ctx.judge, inputs, self.rag_config.penalize_ambiguous_claims, judges).run
+            cfg = self.rag_config
+            case_judge = CaseJudge(ctx.judge, inputs, cfg.penalize_ambiguous_claims, judges,
+                                   cfg.truncate, cfg.context_tokens)
+            ours = case_judge.run
+            truncations = case_judge.truncations
             runner = ours
             if any(spec.deepeval for spec in specs):
                 from pytest_evals.families.rag.deepeval_metric import DeepEvalCaseJudge
@@ -171,6 +177,9 @@ class RagAnswers(Task[RagCase]):
             extra[DETAILS_KEY] = case_fields(case)
         result = fill_result(self.new_result(ref), outcomes, inputs, judge, judge_name, extra)
         result.data["judge_models"] = models
+        if truncations:
+            # What the truncate policy cut, per metric (llm/truncation.py).
+            result.data["truncation"] = dict(truncations)
         classes = {spec.name: spec.deepeval for spec in specs if spec.deepeval and judge == "llm"}
         if classes:
             # Which metrics DeepEval's classes scored (GOV.UK's mapping included).
