@@ -386,7 +386,9 @@ class LLMClient:
         stats.errors += 1
         stats.unreachable += 1
         usage.record(errors=1)
-        if stats.unreachable_reason != exc.reason:
+        if not stats.unreachable_reason:
+            # once per process: the wait's wording may differ between requests (a probe
+            # that timed out under load, a refused connection), the outage is the same
             stats.unreachable_reason = exc.reason
             return EndpointUnreachable(exc.reason, cause=exc.reason)
         return EndpointUnreachable(
