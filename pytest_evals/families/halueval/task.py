@@ -244,7 +244,12 @@ class HaluEval(Task[HaluEvalItem]):
         if not item.paired:
             return "response", item.response or "", item.label or "no", None
         right, wrong = item.right_answer or "", item.hallucinated_answer or ""
-        if sampling.shows_hallucinated(item.id, self.config.seed):
+        # A variant's item is ``id[variant]``: the choice is the item's (docs/halueval.md:
+        # the same item shows the same output in every run with that seed), so variants
+        # with one seed judge the same answers and their pairs compare like with like.
+        suffix = f"[{self.suite.variant}]" if self.suite.variant else None
+        item_id = item.id[: -len(suffix)] if suffix and item.id.endswith(suffix) else item.id
+        if sampling.shows_hallucinated(item_id, self.config.seed):
             return "hallucinated", wrong, "yes", len(right)
         return "right", right, "no", len(wrong)
 
