@@ -50,7 +50,23 @@ class CaseError(CaseFailure):
 
 
 class SuiteFile(pytest.File):
+    def case_nodeid(self, case_id: str) -> str:
+        """A case item's node id, given as text: pytest (9.2) parses the ids it records for
+        ``--lf``/``--ff`` (``suite.eval.yaml::c1[big]``: name ``c1``, params ``big``) but
+        builds a child's id from its name whole (name ``c1[big]``, no params), so an id with
+        a bracket, as every variant item's has, would never match the recorded failures
+        and ``--lf`` would rerun everything. Parsed from text, both sides agree."""
+        return f"{self.nodeid}::{case_id}"
+
     def collect(self) -> Iterator[pytest.Item]:
+        # Every item yielded, before any plugin filters them (--lf keeps a failed
+        # case's variant pairs whole from these: last_failed_pairs.py).
+        self.yielded: list[pytest.Item] = []
+        for item in self._collect():
+            self.yielded.append(item)
+            yield item
+
+    def _collect(self) -> Iterator[pytest.Item]:
         # The engine loop and the HTTP helper start now, while the suites are read.
         get_executor(self.config).warm_up()
         try:
@@ -64,10 +80,12 @@ class SuiteFile(pytest.File):
                 # One item per case and variant: the variant's own task evaluates it.
                 for index, ref, v_task in variant_items(task):
                     collected += 1
-                    yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=v_task, index=index)
+                    yield CaseItem.from_parent(self, name=ref.case_id, nodeid=self.case_nodeid(ref.case_id),
+                                               ref=ref, task=v_task, index=index)
             for index, ref in enumerate(() if is_variant_task(task) else unique_refs(task.case_refs())):
                 collected += 1
-                yield CaseItem.from_parent(self, name=ref.case_id, ref=ref, task=task, index=index)
+                yield CaseItem.from_parent(self, name=ref.case_id, nodeid=self.case_nodeid(ref.case_id),
+                                           ref=ref, task=task, index=index)
         except EvalsError as exc:
             yield SuiteErrorItem.from_parent(self, name="suite-error", message=str(exc))
             return

@@ -75,13 +75,19 @@ def variant_population(
 
 
 def usage_of(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Requests, cache hits, tokens and cost summed over a variant's cases, and the
+    """Requests, cache hits, tokens and cost summed over a variant's cases (``cost``
+    covers the priced requests, ``unpriced_requests`` counts the others; None when no
+    request had a price), and the
     latency of its cases (seconds from start to result: the model's time when the
     answer was not cached)."""
     out: dict[str, Any] = {}
-    for key in ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "cost", "errors"):
+    for key in ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "cost", "errors",
+                "unpriced_requests"):
         total = sum(float(r.usage.get(key, 0) or 0) for r in results)
         out[key] = round(total, 6) if key == "cost" else int(total)
+    if out["unpriced_requests"] and not out["cost"]:
+        # Every answered request had an unknown price: the cost is unknown, not $0.
+        out["cost"] = None
     durations = [r.duration for r in results if r.status in ("passed", "failed") and r.duration]
     if durations:
         out["latency_mean_s"] = round(statistics.fmean(durations), 4)

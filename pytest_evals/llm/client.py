@@ -694,6 +694,7 @@ class LLMClient:
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             cost=cost or 0.0,
+            unpriced_requests=0 if cost is not None else 1,
         )
 
     async def _request(self, state: _LoopState, body: dict[str, Any]) -> Completion:

@@ -17,8 +17,11 @@ class Usage:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: USD of the priced requests only: see unpriced_requests.
     cost: float = 0.0
     errors: int = 0
+    #: Answered requests whose model has no known price (not in ``cost``: unknown, not free).
+    unpriced_requests: int = 0
 
     def add(self, other: Usage) -> None:
         for key, value in other.__dict__.items():

@@ -41,6 +41,17 @@ def _num(x: Any, signed: bool = False) -> str:
     return f"{x:+.4f}" if signed else f"{x:.4f}"
 
 
+def cost_cell(usage: Mapping[str, Any]) -> str:
+    """A variant's cost in USD; requests of unknown price are said, never shown as $0:
+    ``n/a (4 unpriced requests)``, or ``0.0123 (+2 unpriced requests)`` beside priced ones."""
+    unpriced = int(usage.get("unpriced_requests") or 0)
+    cost = usage.get("cost")
+    noun = "request" if unpriced == 1 else "requests"
+    if cost is None:
+        return f"n/a ({unpriced} unpriced {noun})" if unpriced else "n/a"
+    return f"{cost:.4f} (+{unpriced} unpriced {noun})" if unpriced else f"{cost:.4f}"
+
+
 def _p(x: Any) -> str:
     return "-" if x is None else f"{x:.3g}"
 
@@ -71,7 +82,7 @@ def matrix_rows(suite: Mapping[str, Any], verbose: bool = False) -> list[list[st
     usage = [info.get(n, {}).get("usage") or {} for n in names]
     rows.append(["requests (cached)", *[f"{u.get('requests', 0)} ({u.get('cache_hits', 0)})" for u in usage]])
     rows.append(["tokens in / out", *[f"{u.get('prompt_tokens', 0)} / {u.get('completion_tokens', 0)}" for u in usage]])
-    rows.append(["cost USD", *[f"{u.get('cost', 0):.4f}" for u in usage]])
+    rows.append(["cost USD", *[cost_cell(u) for u in usage]])
     rows.append(["latency mean / median s", *[
         f"{u['latency_mean_s']:.3f} / {u['latency_median_s']:.3f}" if "latency_mean_s" in u else "-" for u in usage
     ]])

@@ -13,7 +13,8 @@
   read by the suite's ``parse`` rule as any other. Not with ``prompts: official``: the
   official protocol is plain text.
 - A reply cut at the cap (``finish_reason: length``) is read only where the parse rule's
-  verdict cannot depend on the cut (``first``: the first Yes/No word is already there);
+  verdict cannot depend on the cut (``first``: the first Yes/No word is already there
+  and provably whole, i.e. a character that ends the word follows it before the cut);
   otherwise, and always when it holds no verdict word, it is a ``judge_truncated`` ERROR,
   never a "No".
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_evals.families.halueval.parsing import ParseMode, parse_judgement
+from pytest_evals.families.halueval.parsing import ParseMode, first_word_at_cut, parse_judgement
 from pytest_evals.llm.call_errors import ContextLengthError
 from pytest_evals.llm.judge import VERDICT_MAX_TOKENS
 from pytest_evals.llm.structured_output import Level, chat_structured
@@ -164,11 +165,18 @@ async def ask(
         raise AssertionError("unreachable")
     if response.finish_reason == "length":
         judgement = parse_judgement(response.text, request.parse)
-        if request.parse != "first" or judgement.unparseable:
+        at_cut = first_word_at_cut(response.text)
+        if request.parse != "first" or judgement.unparseable or at_cut:
+            if judgement.unparseable:
+                why = "before it said Yes or No"
+            elif request.parse != "first":
+                why = f"and parse: {request.parse} reads the whole reply"
+            else:
+                why = "right after its first Yes/No word, which may be the start of a longer word"
             raise JudgeTruncatedError(
                 f"judge reply was cut at the length limit (finish_reason 'length', "
                 f"{response.completion_tokens} completion tokens, max_tokens {max_tokens}) "
-                f"{'before it said Yes or No' if judgement.unparseable else 'and parse: ' + request.parse + ' reads the whole reply'}: "
+                f"{why}: "
                 f"raise the suite's max_tokens{'' if request.structured else ' or set structured: true'}; "
                 f"reply: {response.text[:300]!r}",
                 raw_reply=response.text,

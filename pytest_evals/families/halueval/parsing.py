@@ -55,6 +55,15 @@ def parse_official(reply: str) -> Judgement:
     return Judgement(None, True, False)
 
 
+def first_word_at_cut(reply: str) -> bool:
+    """Whether the first whole-word Yes/No of a reply cut at the length limit is the
+    reply's last characters: ``\b`` matches at the end of the text, so "... the answer
+    is No" may have been "Nothing" or "None" had the model gone on. Only a word followed
+    by a character that ends it (a space, a stop) is known to be whole."""
+    match = YES_NO_PATTERN.search(reply)
+    return match is not None and match.end() == len(reply)
+
+
 def parse_judgement(reply: str, mode: ParseMode = "first") -> Judgement:
     if mode == "official":
         return parse_official(reply)

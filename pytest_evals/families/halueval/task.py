@@ -209,7 +209,8 @@ class HaluEval(Task[HaluEvalItem]):
 
     def read_case(self, ref: CaseRef) -> Any:
         # A HaluEval record is input through and through (knowledge, question, the
-        # answer to judge, its label): the default fingerprint hashes all of it.
+        # answer to judge, its label): the default fingerprint hashes all of it, and
+        # validate_case adds which answer of a pair is shown (see there).
         if ref.locator and ref.locator[0] == "hf":
             from pytest_evals.families.halueval.hf import read_row
 
@@ -222,7 +223,15 @@ class HaluEval(Task[HaluEvalItem]):
         task = ref.meta.get("task_type")
         if task not in TASK_TYPES:
             raise CaseInputError(f"{ref.source}: unknown HaluEval task type {task!r}")
-        return to_item(data, task, ref.case_id, ref.source)
+        item = to_item(data, task, ref.case_id, ref.source)
+        if item.paired and ref.fingerprint is not None:
+            # The seed picks the right or the hallucinated answer of a pair, so the text
+            # judged and the expected verdict: two runs (or two variants with other
+            # seeds) showing different answers did not judge the same case.
+            from pytest_evals.tasks.input_fingerprint import fingerprint
+
+            ref.fingerprint = fingerprint({"record": ref.fingerprint, "shown": self.shown(item)[0]})
+        return item
 
     # -- evaluation -----------------------------------------------------------------
     inline_cached = True
@@ -235,7 +244,12 @@ class HaluEval(Task[HaluEvalItem]):
         if not item.paired:
             return "response", item.response or "", item.label or "no", None
         right, wrong = item.right_answer or "", item.hallucinated_answer or ""
-        if sampling.shows_hallucinated(item.id, self.config.seed):
+        # A variant's item is ``id[variant]``: the choice is the item's (docs/halueval.md:
+        # the same item shows the same output in every run with that seed), so variants
+        # with one seed judge the same answers and their pairs compare like with like.
+        suffix = f"[{self.suite.variant}]" if self.suite.variant else None
+        item_id = item.id[: -len(suffix)] if suffix and item.id.endswith(suffix) else item.id
+        if sampling.shows_hallucinated(item_id, self.config.seed):
             return "hallucinated", wrong, "yes", len(right)
         return "right", right, "no", len(wrong)
 
