@@ -107,3 +107,15 @@ def test_last_failed_with_k_records_no_pass_as_failure(pytester: pytest.Pytester
     failed = _last_failed(pytester.path)
     pytester.runpytest(*endpoint(server, pytester.path, "--lf", "--evals-allow-partial", "-k", "good"))
     assert _last_failed(pytester.path) == failed
+
+
+def test_price_note_names_no_model_nobody_asked_for(pytester: pytest.Pytester, server: FakeOpenAI) -> None:
+    """Variants ``model: m-good`` / ``model: m-mid``, no ``--evals-model``, a local endpoint
+    listing no model: the unknown-price note must not name the session default, which no
+    request asked for."""
+    write_suite(pytester.path, n=3, variants=[{"name": "good", "model": "m-good"},
+                                              {"name": "mid", "model": "m-mid"}],
+                thresholds={"accuracy": {"min": 0.0}})
+    result = pytester.runpytest(*endpoint(server, pytester.path))
+    line = next(x for x in result.stdout.str().splitlines() if "unknown price" in x)
+    assert "gpt-4o-mini" not in line and "the models are served by a local endpoint" in line, line
