@@ -41,6 +41,9 @@ def configs(judge_model: str = JUDGE_MODEL) -> dict[str, dict[str, Any]]:
             "claude_generation_model": None,
             "metrics": [{"name": n, "threshold": t, "model": judge_model, "temperature": 0.0} for n, t in RAG_METRICS],
             "n_runs": 2,
+            # our judge prompts (the scripted judge's), whether or not DeepEval is installed:
+            # these tests are about their files and config rules (DeepEval's: tests/rag)
+            "deepeval_metrics": "never",
         },
         "retrieval": {"what": "Evaluating retrieval", "generate": True, "input_path": "data/retrieval.jsonl"},
         "topic_tagger": {"what": "Evaluating topic tagger", "generate": True, "input_path": "data/topic_tagger.jsonl"},

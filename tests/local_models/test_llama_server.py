@@ -52,7 +52,11 @@ def test_halueval_on_a_one_slot_server_at_64_in_flight_then_from_the_cache(
     _, first = run_suite(pytester, llama_server, "first", "--evals-concurrency", "64")
     suite = first["suites"][0]
     assert suite["cases"]["total"] == 20
-    assert suite["cases"]["errors"] == 0, suite.get("reasons")
+    # No case lost to the server's queue: whatever erred is the model's own reply (cut at
+    # the 8-token cap before a Yes/No: judge_truncated), never an infrastructure error.
+    kinds = suite["cases"].get("errors_by_kind", {})
+    assert set(kinds) <= {"judge_truncated"}, kinds
+    assert sum(kinds.values()) == suite["cases"]["errors"]
     llm = first["llm"]
     assert llm["requests"] == 20, llm
     assert llm["prompt_tokens"] > 0 and llm["completion_tokens"] > 0

@@ -142,6 +142,10 @@ def _their_layout(root: Path, rows: list[dict[str, Any]], **extra: Any) -> None:
                           for n, t in (("faithfulness", 1.0), ("bias", 0.0), ("relevance", 0.8), ("coherence", 0.8))],
               **extra}
     (root / "config" / "defaults" / "rag_answers.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # rows their EvaluationTestCase accepts (their layout: their data rules apply)
+    rows = [{"model": "bot", "actual_opensearch_index": "chunked_content", **r,
+             "structured_contexts": [{"base_path": "/page", **c} for c in r.get("structured_contexts", [])]}
+            for r in rows]
     (root / "data" / "rag_answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
