@@ -37,6 +37,9 @@ CASES_MARKER = "evals_cases"
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    from pytest_evals.hardening.parser_threads import guard_parser_threads
+
+    guard_parser_threads(pluginmanager.rewrite_hook)  # before any of our threads starts
     from pytest_evals.registry.family_registry import registry
 
     # Task families' own plugins (their options: pytest_addoption is a historic hook,
@@ -108,11 +111,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("evals_report_dir", "default for --evals-report-dir", default="")
     parser.addini("evals_allow_partial", "default for --evals-allow-partial", type="bool", default=False)
     parser.addini("evals_case_timeout", "seconds an item waits for its evaluation (default 900)", default="900")
-    parser.addini(
-        "evals_prefetch_window",
-        "cases evaluated ahead of the running item (default max(4 x concurrency, 256))",
-        default="0",
-    )
+    parser.addini("evals_prefetch_window", "cases evaluated ahead of the running item (default max(4 x concurrency, 256))", default="0")
     parser.addini("evals_partition", "send suite cases to xdist workers in fixed blocks (default true)", type="bool", default=True)
 
 

@@ -86,18 +86,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):
-        import compileall
-
-        import pytest_evals
-
-        # CPython 3.11's AST builder counts its recursion depth in state two threads can
-        # share: our engine thread importing a module lazily (compiling its source: a fresh
-        # clone has no .pyc files) while the main thread rewrites a test's assertions fails
-        # with "SystemError: AST constructor recursion depth mismatch" (seen in CI runs
-        # only). Compiled once here, before any worker or thread starts, nothing is parsed
-        # twice at once.
-        compileall.compile_dir(str(Path(pytest_evals.__file__).parent), quiet=1)
     # xdist deals a quarter of the collection to each worker at the start; with tests
     # this uneven, dealing one at a time is what keeps both workers busy to the end.
     if config.pluginmanager.hasplugin("xdist") and config.getoption("maxschedchunk") is None:
