@@ -43,10 +43,15 @@ def test_mixed_faults_all_answered_correctly(
     started = time.monotonic()
     assert run(closing(client, go())) == prompts
     outcomes = server.stats()["outcomes"]
-    assert outcomes["ok"] == len(prompts)
+    # An answer can reach a client that stopped waiting for it (its 1 s deadline passed on
+    # a loaded machine): the server counts one more "ok" and the client sends again.
+    late = outcomes["ok"] - len(prompts)
+    assert 0 <= late <= len(prompts) // 10, outcomes
     # Every kind of fault really happened, and was retried.
     assert min(outcomes.get(k, 0) for k in ("429", "500", "malformed", "hang")) >= 1, outcomes
-    assert client.stats.retries == sum(v for k, v in outcomes.items() if k != "ok")
+    # Every attempt the server saw beyond one per prompt is a retry or a resend the
+    # client counted: none unaccounted for, none invented.
+    assert client.stats.retries + client.stats.outage_resends == sum(outcomes.values()) - len(prompts)
     assert client.stats.errors == 0
     assert time.monotonic() - started < 30
 
