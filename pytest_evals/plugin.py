@@ -112,9 +112,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("evals_allow_partial", "default for --evals-allow-partial", type="bool", default=False)
     parser.addini("evals_case_timeout", "seconds an item waits for its evaluation (default 900)", default="900")
     parser.addini("evals_prefetch_window", "cases evaluated ahead of the running item (default max(4 x concurrency, 256))", default="0")
-    from pytest_evals.controller.io_bound_run import add_options
-
-    add_options(parser, group)
     parser.addini("evals_partition", "send suite cases to xdist workers in fixed blocks (default true)", type="bool", default=True)
 
 
@@ -133,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_evals.worker.case_runner import RUNNER_KEY, CaseRunner
     from pytest_evals.worker.heap_freeze import HeapFreezer
 
-    config.stash[SUITES_KEY] = SuiteCache(config)
+    config.stash.setdefault(SUITES_KEY, SuiteCache(config))  # io_bound_run.py may have read suites
     # Before the aggregator: it reads the counts in its own pytest_collection_finish.
     config.pluginmanager.register(population_counter(config), "pytest_evals_population")
     runner = CaseRunner(config)
@@ -153,10 +150,6 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(part, f"pytest_evals_{type(part).__name__}")
     count = (lambda: len(aggregator.results)) if aggregator is not None else (lambda: 0)
     config.pluginmanager.register(HeapFreezer(config, count), "pytest_evals_heap")
-    if aggregator is not None:
-        from pytest_evals.controller.io_bound_run import run_in_one_process
-
-        run_in_one_process(config)  # before xdist's trylast pytest_configure starts workers
     if BlockScheduling.wanted(config):
         config.pluginmanager.register(BlockScheduling(), "pytest_evals_partition")
 

@@ -29,8 +29,8 @@ CHOICES = ("auto", "workers")
 _NOTE_KEY = pytest.StashKey[str]()
 
 
-def add_options(parser: pytest.Parser, group: pytest.OptionGroup) -> None:
-    group.addoption(
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("evals").addoption(
         "--evals-xdist-io",
         choices=CHOICES,
         default=None,
@@ -109,8 +109,13 @@ def _endpoint_bound(config: pytest.Config, paths: list[Path]) -> bool:
     return True
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    run_in_one_process(config)
+
+
 def run_in_one_process(config: pytest.Config) -> None:
-    """Called from pytest_configure, before xdist's (trylast) starts its workers."""
+    """Before xdist's pytest_configure (trylast) starts the workers: no workers for a
+    run of endpoint-judged suites alone (``-n`` given, mode ``auto``)."""
     workers = _workers_requested(config)
     if workers < 1 or xdist_io_mode(config) != "auto":
         return
