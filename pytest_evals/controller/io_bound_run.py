@@ -60,8 +60,8 @@ def xdist_io_mode(config: pytest.Config) -> str:
 def _workers_requested(config: pytest.Config) -> int:
     if hasattr(config, "workerinput") or config.getoption("collectonly", False):
         return 0
-    if config.getoption("dist", "no") == "no":
-        return 0
+    if config.getoption("dist", "no") in ("no", "each"):
+        return 0  # "each" runs every test on every worker: not the same run in one process
     return len(config.getoption("tx", None) or [])
 
 
