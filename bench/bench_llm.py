@@ -19,6 +19,8 @@ same round (issue 31's limits):
 (a) cold run / the raw client, server at 100 ms                         <= 1.3x
 (n) cold ``-n 2`` run / cold plain run, idle and with a CPU-bound
     process pinned to one core (``taskset -c 0``)                       <= 1.0x
+    (a run of endpoint-judged suites alone stays in one process under
+    ``-n``, docs/scale.md; the output says which way the run went)
 (b) fully cached rerun (0 requests) / 2,000 trivial parametrized pytest
     tests with as many failing, same ``-q --tb=no``, pytest_evals not
     loaded (the run with it loaded is shown too)                         <= 1.1x
@@ -251,6 +253,10 @@ def test_trivial(i):
 """
 
 
+#: The stdout of the last timed pytest process.
+LAST_OUTPUT: list[str] = [""]
+
+
 def _pytest_process(cwd: Path, *args: str) -> tuple[float, str]:
     """(wall seconds, last line) of one whole ``python -m pytest`` process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
@@ -259,6 +265,7 @@ def _pytest_process(cwd: Path, *args: str) -> tuple[float, str]:
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     out = proc.stdout.strip()
+    LAST_OUTPUT[:] = [out]
     last = out.splitlines()[-1] if out else proc.stderr[-300:]
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"pytest {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:] or out[-2000:]}")
@@ -414,6 +421,11 @@ def bench_pytest(args: argparse.Namespace) -> int:
                 same_outcome(variant, last)
                 if r == 0 and variant == "plain":
                     print(f"    cold run @ {args.latency * 1000:.0f} ms: {last}")
+                if r == 0 and variant == "-n 2":
+                    # The plugin's default for suites judged by the endpoint alone
+                    # (controller/io_bound_run.py): say which way this -n 2 run went.
+                    one = "-n 2 not used" in LAST_OUTPUT[0]
+                    print(f"    cold -n 2 run: {'one process (the plugin did not start workers)' if one else 'two xdist workers'}")
             raw = min(raw, asyncio.run(raw_client(url, prompts, c, "gpt-4o-mini")))
             note(f"raw client @ {args.latency * 1000:.0f} ms", raw)
             note(f"pytest cold run @ {args.latency * 1000:.0f} ms", got["plain"])

@@ -130,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_evals.worker.case_runner import RUNNER_KEY, CaseRunner
     from pytest_evals.worker.heap_freeze import HeapFreezer
 
-    config.stash[SUITES_KEY] = SuiteCache(config)
+    config.stash.setdefault(SUITES_KEY, SuiteCache(config))  # io_bound_run.py may have read suites
     # Before the aggregator: it reads the counts in its own pytest_collection_finish.
     config.pluginmanager.register(population_counter(config), "pytest_evals_population")
     runner = CaseRunner(config)

@@ -56,6 +56,9 @@ def _hermetic_model_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytes
         monkeypatch.delenv(name, raising=False)
     cache: Path = tmp_path_factory.mktemp("evals-cache")
     monkeypatch.setenv("PYTEST_EVALS_CACHE_DIR", str(cache))
+    # The project's -n tests exercise the workers; tests/core/test_core_io_bound_run.py
+    # checks the one-process default of endpoint-judged runs (controller/io_bound_run.py).
+    monkeypatch.setenv("PYTEST_EVALS_XDIST_IO", "workers")
     # for the runs a test starts with subprocess (pytester drops it, see below)
     monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
 

@@ -60,9 +60,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _family_group(result: dict[str, Any]) -> tuple[str, str] | None:
-    from pytest_evals.registry.family_registry import progress_group
+    # Bound on first use: an import statement per report cost twice the lookup itself.
+    global _progress_group
+    if _progress_group is None:
+        from pytest_evals.registry.family_registry import progress_group
 
-    return progress_group(result)
+        _progress_group = progress_group
+    return _progress_group(result)
+
+
+_progress_group: Callable[[dict[str, Any]], tuple[str, str] | None] | None = None
 
 
 def format_duration(seconds: float) -> str:

@@ -26,7 +26,13 @@ def xdist_workers(config: pytest.Config) -> int:
 
 
 def io_bound_advice(config: pytest.Config, summary: Mapping[str, Any]) -> str | None:
-    """The advice line, or None: only for runs under xdist whose cases sent requests."""
+    """The advice line, or None: only for runs under xdist whose cases sent requests
+    (or the note of a ``-n`` run that ran in one process, controller/io_bound_run.py)."""
+    from pytest_evals.controller.io_bound_run import one_process_note
+
+    note = one_process_note(config)
+    if note is not None:
+        return note
     workers = xdist_workers(config)
     if workers < 1:
         return None

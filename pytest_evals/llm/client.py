@@ -476,8 +476,8 @@ class LLMClient:
         """
         if (
             model is None
+            and self.endpoint is None  # known after the first request: skip the URL parsing below
             and self.settings.serves_own_model
-            and self.endpoint is None
             and not self.offline
         ):
             # The request names the server's own model (and so does its cache key).

@@ -18,4 +18,5 @@ CORE_PLUGINS = (
     "pytest_evals.hardening.report_guard", "pytest_evals.hardening.termination",  # (SIGTERM as Ctrl-C)
     "pytest_evals.regression.regression_plugin", "pytest_evals.regression.variant_plugin",
     "pytest_evals.collection.last_failed_pairs",  # (--lf reruns a failed case's variants with it)
+    "pytest_evals.controller.io_bound_run",  # (-n not used for endpoint-judged suites alone)
 )

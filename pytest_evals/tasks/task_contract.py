@@ -121,6 +121,10 @@ class Task(Generic[CaseT]):
     #: target, no gather): try each on pytest's thread first (see inline_eval.py). Code
     #: that waits must call ``inline.require_io()`` first.
     inline_cached: bool = False
+    #: With an endpoint configured, a case's time is spent waiting on it (a remote judge,
+    #: no target, nothing CPU-heavy here): under ``-n`` a run of only such suites runs in
+    #: one process (controller/io_bound_run.py).
+    endpoint_bound: bool = False
 
     def needs_engine(self) -> bool:
         """True when evaluating a case may wait on I/O (models, targets): prefetch it."""

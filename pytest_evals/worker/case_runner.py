@@ -16,8 +16,8 @@ It keeps no results: each result rides on its test report to the controller.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -56,6 +56,8 @@ class CaseRunner:
         self._prefetched: dict[str, Prefetcher] = {}
         self._positions: list[object] | None = None
         self._warming = False
+        self._evaluate: Callable[..., Coroutine[Any, Any, CaseResult]] | None = None
+        self._attempt: Callable[[Coroutine[Any, Any, Any]], tuple[bool, Any]] | None = None
         # A KeyboardInterrupt raised by a target is its case's error; one typed by a
         # person must still interrupt: count SIGINTs to tell them apart.
         self._unwatch = watch_interrupts()
@@ -98,18 +100,30 @@ class CaseRunner:
 
     # -- the four ways -------------------------------------------------------------------
     def _drive(self, job: CaseJob) -> CaseResult:
-        from pytest_evals.worker.prefetch import drive, evaluate_case
+        from pytest_evals.worker.prefetch import drive
 
-        result: CaseResult = drive(evaluate_case(job.task, job.ref, self.ctx, job.index))
+        result: CaseResult = drive(self._evaluation(job))
         return result
+
+    def _evaluation(self, job: CaseJob) -> Coroutine[Any, Any, CaseResult]:
+        # Bound on the first case: an import statement per case was a measurable part of
+        # a cached case's own cost.
+        evaluate = self._evaluate
+        if evaluate is None:
+            from pytest_evals.worker.prefetch import evaluate_case
+
+            evaluate = self._evaluate = evaluate_case
+        return evaluate(job.task, job.ref, self.ctx, job.index)
 
     def _inline_attempt(self, job: CaseJob) -> CaseResult | None:
         if not job.task.inline_cached:
             return None
-        from pytest_evals.worker import inline_eval as inline
-        from pytest_evals.worker.prefetch import evaluate_case
+        try_inline = self._attempt
+        if try_inline is None:
+            from pytest_evals.worker.inline_eval import attempt
 
-        done, result = inline.attempt(evaluate_case(job.task, job.ref, self.ctx, job.index))
+            try_inline = self._attempt = attempt
+        done, result = try_inline(self._evaluation(job))
         if done and result.status != "error":
             self.inline_cases += 1
             return result
@@ -118,9 +132,7 @@ class CaseRunner:
         return None
 
     def _on_engine(self, job: CaseJob) -> CaseResult:
-        from pytest_evals.worker.prefetch import evaluate_case
-
-        return self.engine.run(evaluate_case(job.task, job.ref, self.ctx, job.index), self.case_timeout)
+        return self.engine.run(self._evaluation(job), self.case_timeout)
 
     def _prefetch_from(self, first: CaseJob, upcoming: Sequence[object]) -> Prefetcher | None:
         """Start evaluating ``first`` and the cases this process will be sent after it."""

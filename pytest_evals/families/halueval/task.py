@@ -235,6 +235,7 @@ class HaluEval(Task[HaluEvalItem]):
 
     # -- evaluation -----------------------------------------------------------------
     inline_cached = True
+    endpoint_bound = True
 
     def needs_engine(self) -> bool:
         return True
