@@ -634,8 +634,13 @@ def apply_baseline_to_variants(config: pytest.Config, summary: SuiteSummary, tas
     comparisons = config.stash.get(COMPARISONS_KEY, {})
     overall = comparisons.get(summary.suite)
     full = get_baseline(config)
+    by_variant: dict[str, list[CaseResult]] = {v.name: [] for v in vt.variants}
+    for r in results:  # each case id read once, not once per variant
+        name = split_case_id(r.case_id, vt.names)[1]
+        if name is not None:
+            by_variant[name].append(r)
     for v in vt.variants:
-        mine = [r for r in results if split_case_id(r.case_id, vt.names)[1] == v.name]
+        mine = by_variant[v.name]
         part = SuiteSummary(
             suite=summary.suite, name=summary.name, task=summary.task, what=summary.what, generate=summary.generate,
             config=v.suite.config.model_dump(mode="json"), cases=CaseCounts.of(mine),
