@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from pytest_evals.suites.variant_config import VariantsConfig, VariantSpec
 
 CLI_VARIANTS_KEY = pytest.StashKey["list[VariantSpec]"]()
+#: Set when this process collected a suite with variants (its end of run compares them).
+HAS_VARIANTS_KEY = pytest.StashKey[bool]()
 
 
 def cli_variants(config: pytest.Config) -> list[VariantSpec]:
@@ -234,6 +236,7 @@ def load_with_variants(
         # The variant's task records what it produced for each case (variant_outputs.py).
         variants.append(Variant(v.name, suite, recording_class(task_cls)(suite), v))
     task = VariantTask(base, task_cls(base), variants, spec)
+    config.stash[HAS_VARIANTS_KEY] = True
     if spec.compare_metrics or any(v.better_than or v.no_worse_than for v in spec.variants):
         from pytest_evals.collection.variant_gate_metrics import check_variant_metrics
 

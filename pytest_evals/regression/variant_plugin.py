@@ -1,9 +1,18 @@
 """Wiring of variants: the options, the paired verdicts between variants
 (``pytest_evals_suite_verdict``), the terminal matrix (``pytest_evals_terminal_suite``)
-and the JUnit properties (``pytest_evals_write_outputs``)."""
+and the JUnit properties (``pytest_evals_write_outputs``).
+
+The paired verdicts need scipy.special (the exact McNemar tail), whose import is most of
+their cost (0.2-0.5 s, against about 0.2 s for the tests of 2,000 cases x 3 variants).
+At the end of the run it would be time after the last case; so a run that collected
+variants imports it in a background thread once its first cases are done, while the
+rest wait on the network (:class:`StatisticsPreload`).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +47,45 @@ def pytest_configure(config: pytest.Config) -> None:
 
     split_model_option(config)
     cli_variants(config)  # a malformed --evals-variant is a usage error now
+
+
+#: Items finished before the background import starts: the first window of requests is
+#: on its way by then, so the import does not delay the first answers.
+PRELOAD_AFTER_ITEMS = 100
+
+
+class StatisticsPreload:
+    """Imports the verdicts' statistics library in a daemon thread, once, after
+    :data:`PRELOAD_AFTER_ITEMS` items (a failed import is left to the verdicts to report)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.thread: threading.Thread | None = None
+
+    def pytest_runtest_logfinish(self) -> None:
+        if self.thread is not None:
+            return
+        self.items += 1
+        if self.items >= PRELOAD_AFTER_ITEMS:
+            self.thread = threading.Thread(target=_import_statistics, name="pytest-evals-preload", daemon=True)
+            self.thread.start()
+
+
+def _import_statistics() -> None:
+    # A failed import is retried by the verdicts, which report what is wrong.
+    with contextlib.suppress(Exception):
+        import scipy.special  # noqa: F401
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from pytest_evals.collection.variant_items import HAS_VARIANTS_KEY
+
+    config = session.config
+    # The verdicts are computed where the results end up: not on an xdist worker.
+    if config.stash.get(HAS_VARIANTS_KEY, False) and not hasattr(config, "workerinput") \
+            and not config.option.collectonly:
+        config.pluginmanager.register(StatisticsPreload(), "pytest_evals_statistics_preload")
 
 
 def has_paired_rule(task: Task[Any], metric: str) -> bool:

@@ -159,17 +159,34 @@ def pair(task: Task[Any], metric: str, a: dict[str, CaseResult], b: dict[str, Ca
     rule = contribution_rule(task, metric)
     if rule is None:
         return None
+    return pair_contributions(contributions(rule, a), contributions(rule, b), a, b)
+
+
+Contributions = dict[str, "tuple[float, float] | None"]
+
+
+def contributions(rule: Any, results: dict[str, CaseResult]) -> Contributions:
+    """Each scored case's contribution by ``rule`` (None: the case has none), by case id
+    in the results' order: computed once per variant, rule and metric, for every
+    comparison that pairs them."""
+    return {cid: rule(r) for cid, r in results.items() if r.status in _SCORED}
+
+
+def pair_contributions(ca: Contributions, cb: Contributions, a: dict[str, CaseResult],
+                       b: dict[str, CaseResult]) -> Pairing:
+    """The rows of the cases both variants scored and both have a contribution for, in
+    ``a``'s order."""
     rows: list[tuple[float, float, float, float]] = []
-    for cid, ra in a.items():
-        rb = b.get(cid)
-        if rb is None or ra.status not in _SCORED or rb.status not in _SCORED:
+    for cid, x in ca.items():
+        if x is None or cid not in cb:
             continue
-        if ra.fingerprint and rb.fingerprint and ra.fingerprint != rb.fingerprint:
+        y = cb[cid]
+        if y is None:
+            continue
+        fa, fb = a[cid].fingerprint, b[cid].fingerprint
+        if fa and fb and fa != fb:
             continue  # not the same input under the two variants (a variant changed what a case is)
-        ca, cb = rule(ra), rule(rb)
-        if ca is None or cb is None:
-            continue
-        rows.append((ca[0], ca[1], cb[0], cb[1]))
+        rows.append((x[0], x[1], y[0], y[1]))
     return Pairing(np.asarray(rows, dtype=np.float64).reshape(-1, 4))
 
 
@@ -436,11 +453,27 @@ def apply_variant_verdicts(config: pytest.Config, summary: SuiteSummary, task: V
         summary.add_problem(text)
     ref = task.reference
     cache: dict[tuple[str, str, str], Pairing | None] = {}
+    rules: dict[tuple[str, str], Any] = {}
+    contributed: dict[tuple[str, str, str], Contributions] = {}
+
+    def contribution(rule_of: str, metric: str, results_of: str) -> Contributions:
+        # Variant ``results_of``'s cases by the rule of ``rule_of``'s task: the reference's
+        # are paired with every other variant, each variant's again in the best-variant tests.
+        key = (rule_of, metric, results_of)
+        if key not in contributed:
+            contributed[key] = contributions(rules[(rule_of, metric)], by_variant[results_of])
+        return contributed[key]
 
     def pairing(a: str, b: str, metric: str) -> Pairing | None:
         key = (a, b, metric)
         if key not in cache:
-            cache[key] = pair(task.by_name[a].task, metric, by_variant[a], by_variant[b])
+            if (a, metric) not in rules:
+                rules[(a, metric)] = contribution_rule(task.by_name[a].task, metric)
+            if rules[(a, metric)] is None:
+                cache[key] = None
+            else:
+                cache[key] = pair_contributions(contribution(a, metric, a), contribution(a, metric, b),
+                                                by_variant[a], by_variant[b])
         return cache[key]
 
     done: dict[tuple[str, str, str], Comparison | None] = {}
@@ -601,8 +634,13 @@ def apply_baseline_to_variants(config: pytest.Config, summary: SuiteSummary, tas
     comparisons = config.stash.get(COMPARISONS_KEY, {})
     overall = comparisons.get(summary.suite)
     full = get_baseline(config)
+    by_variant: dict[str, list[CaseResult]] = {v.name: [] for v in vt.variants}
+    for r in results:  # each case id read once, not once per variant
+        name = split_case_id(r.case_id, vt.names)[1]
+        if name is not None:
+            by_variant[name].append(r)
     for v in vt.variants:
-        mine = [r for r in results if split_case_id(r.case_id, vt.names)[1] == v.name]
+        mine = by_variant[v.name]
         part = SuiteSummary(
             suite=summary.suite, name=summary.name, task=summary.task, what=summary.what, generate=summary.generate,
             config=v.suite.config.model_dump(mode="json"), cases=CaseCounts.of(mine),

@@ -12,11 +12,19 @@ young-generation pass. Measured at 35,000 cases: full collections during the run
 2.4 -> 0.6 s, pytest's closing passes 2.1 s -> nothing measurable.
 The last cleanup of the session thaws everything, so a process that goes on after
 ``pytest.main`` (an IDE, pytester) collects it as usual. The cost: garbage that was
-already old when the run ended is collected at that thaw rather than in pytest's passes.
+already old when the run ended is collected at that thaw rather than in pytest's passes,
+which in a ``pytest`` command means in the interpreter's closing collection, after the
+summary (1.8 s after a 6,000-item run's last line, at a load average of 11 on 2 CPUs;
+0.1-0.2 s with the freeze). So the
+thaw also asks for the heap to be frozen again when the process exits: the interpreter
+then frees what it can without walking it (as a process ending does, the memory goes
+back to the system with it). Exit-time clean-ups registered with ``atexit`` or
+``weakref.finalize`` (temporary directories) run as before.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 from collections.abc import Callable
 
@@ -69,3 +77,15 @@ class HeapFreezer:
         if self.frozen:
             gc.unfreeze()
             self.frozen = False
+            _freeze_at_exit()
+
+
+def _freeze_at_exit() -> None:
+    """Once per process: at exit, freeze the heap before the interpreter's last collections."""
+    global _AT_EXIT
+    if not _AT_EXIT:
+        _AT_EXIT = True
+        atexit.register(gc.freeze)
+
+
+_AT_EXIT = False

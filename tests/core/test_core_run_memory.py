@@ -83,3 +83,29 @@ def test_large_runs_freeze_the_heap_and_thaw_it(pytester: pytest.Pytester, cases
     assert (config.frozen_during_run > 0) is frozen
     # given back when the session ends: the objects of this run are collectable again
     assert gc.get_freeze_count() == 0
+
+
+EXIT_CONFTEST = """
+import atexit
+import gc
+import pathlib
+
+# Registered before the run's thaw registers its own handler: handlers run last-in
+# first-out, so this one sees the heap as the interpreter's closing collection will.
+@atexit.register
+def _at_exit():
+    pathlib.Path("freeze_at_exit.txt").write_text(str(gc.get_freeze_count()))
+"""
+
+
+@pytest.mark.parametrize(("cases", "frozen"), [(1_000, True), (20, False)])
+def test_a_large_run_leaves_its_heap_frozen_to_the_interpreter_at_exit(
+    pytester: pytest.Pytester, cases: int, frozen: bool
+) -> None:
+    """The interpreter's closing collection would walk the whole thawed run (seconds
+    after the summary); a large run's process freezes it again when it exits."""
+    jb_suite(pytester.path, "big", [jb(i % 2 == 0, i % 2 == 0, case_id=f"c{i}") for i in range(cases)])
+    pytester.makeconftest(EXIT_CONFTEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=cases)
+    assert (int((pytester.path / "freeze_at_exit.txt").read_text()) > 0) is frozen
