@@ -204,7 +204,9 @@ def test_saved_rag_answers_judged_by_the_real_model(
     assert counts["total"] == 2
     model_errors_only(report)
     llm = report["llm"]
-    assert llm["requests"] >= 4 and llm["errors"] <= counts["errors"] and llm["prompt_tokens"] > 0, llm
+    # The one request error allowed: the first json_schema, refused by llama-cpp-python
+    # (HTTP 500) before the rung steps down; a cut reply is an answer, not an error.
+    assert llm["requests"] >= 4 and llm["errors"] <= 1 and llm["prompt_tokens"] > 0, llm
     # Structured output was asked for and found: the model's rung is json_object + schema.
     stored = json.loads((cache / "structured_output.json").read_text(encoding="utf-8"))
     assert list(stored.values()) == ["json_object_schema"]
