@@ -45,6 +45,10 @@ SLOW_FILES = (
     "harpia/test_harpia_suite.py",
     "core/test_core_xdist.py",
     "core/test_core_run_memory.py",
+    # The real llama.cpp server (tests/local_models): minutes of model time each.
+    "local_models/test_local_judges.py",
+    "local_models/test_local_runs.py",
+    "local_models/test_llama_server.py",
 )
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")

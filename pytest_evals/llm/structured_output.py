@@ -5,9 +5,13 @@ server and recent Ollama take ``{"type": "json_schema", ...}``; llama-cpp-python
 takes only ``{"type": "json_object"}`` with an optional ``"schema"`` (and turns it into a
 grammar, so a small model cannot stray from it); some take none. The judge tries the
 strongest form first and steps down the ladder when the endpoint refuses one (an HTTP
-400/422 that names the format); the step is remembered per endpoint for the rest of the
-run and written beside the response cache, so the next run (and every xdist worker)
-starts where the last one ended instead of paying for the refusal again.
+400/422 that names the format); the step is remembered per endpoint and model for the
+rest of the run and written beside the response cache, so the next run (and every xdist
+worker) starts where the last one ended instead of paying for the refusal again.
+
+Per model, not per endpoint: one gateway (LiteLLM, OpenRouter, a llama.cpp router, or
+the variants of one suite sending several models to one URL) may front models that take
+different formats; a refusal by one must not send the others down the ladder.
 
 The last rung is plain text: the reply is then parsed as it always was.
 """
@@ -64,32 +68,33 @@ def is_refusal(exc: BaseException) -> bool:
 
 
 class EndpointFormats:
-    """The rung each endpoint is on (per base URL; the process's memory plus a file)."""
+    """The rung each (endpoint, model) is on (the process's memory plus a file)."""
 
     def __init__(self) -> None:
         self._levels: dict[str, Level] = {}
-        #: Endpoints whose rung has answered (or was read from the file): no probing.
+        #: (endpoint, model) keys whose rung has answered (or was read from the file):
+        #: no probing.
         self._confirmed: set[str] = set()
         self._probes: dict[tuple[int, str], asyncio.Lock] = {}
         self._lock = threading.Lock()
 
-    def confirmed(self, llm: LLMClient) -> bool:
-        self.level(llm)
+    def confirmed(self, llm: LLMClient, model: str | None = None) -> bool:
+        self.level(llm, model)
         with self._lock:
-            return self._key(llm) in self._confirmed
+            return self._key(llm, model) in self._confirmed
 
-    def confirm(self, llm: LLMClient, level: Level) -> None:
-        key = self._key(llm)
+    def confirm(self, llm: LLMClient, level: Level, model: str | None = None) -> None:
+        key = self._key(llm, model)
         with self._lock:
             if key in self._confirmed or self._levels.get(key) != level:
                 return
             self._confirmed.add(key)
             self._write(llm, key, level)
 
-    def probe_lock(self, llm: LLMClient) -> asyncio.Lock:
-        """One request at a time finds an endpoint's rung (per event loop): a burst of
-        64 first requests must not each be refused and retried."""
-        ident = (id(asyncio.get_running_loop()), self._key(llm))
+    def probe_lock(self, llm: LLMClient, model: str | None = None) -> asyncio.Lock:
+        """One request at a time finds a model's rung (per event loop): a burst of 64
+        first requests must not each be refused and retried."""
+        ident = (id(asyncio.get_running_loop()), self._key(llm, model))
         with self._lock:
             lock = self._probes.get(ident)
             if lock is None:
@@ -103,12 +108,14 @@ class EndpointFormats:
         return Path(llm.settings.cache_dir) / _FILE
 
     @staticmethod
-    def _key(llm: LLMClient) -> str:
-        # Hashed: the file must not hold an endpoint's credentials or query string.
-        return hashlib.sha256(llm.settings.base_url.encode()).hexdigest()[:32]
+    def _key(llm: LLMClient, model: str | None = None) -> str:
+        """The endpoint and the model the request names (the client's own by default).
+        Hashed: the file must not hold an endpoint's credentials or query string."""
+        name = model or llm.model
+        return hashlib.sha256(f"{llm.settings.base_url}\0{name}".encode()).hexdigest()[:32]
 
-    def level(self, llm: LLMClient) -> Level:
-        key = self._key(llm)
+    def level(self, llm: LLMClient, model: str | None = None) -> Level:
+        key = self._key(llm, model)
         with self._lock:
             found = self._levels.get(key)
             if found is None:
@@ -119,9 +126,9 @@ class EndpointFormats:
                 self._levels[key] = found
             return found
 
-    def refused(self, llm: LLMClient, level: Level) -> Level:
-        """Step below ``level`` (if the endpoint is still on it); the new rung."""
-        key = self._key(llm)
+    def refused(self, llm: LLMClient, level: Level, model: str | None = None) -> Level:
+        """Step below ``level`` (if the model is still on it); the new rung."""
+        key = self._key(llm, model)
         with self._lock:
             current = self._levels.get(key, LADDER[0])
             if LADDER.index(current) <= LADDER.index(level):
@@ -184,12 +191,26 @@ async def chat_structured(
     request is sent again at once (it is not a re-ask: the model never saw it).
     """
     if not enabled(llm) or (schema is None and not prompt_asks_json):
-        return await _send(llm, messages, "text", schema, name, prompt_asks_json, **kwargs)
-    if not FORMATS.confirmed(llm):
-        async with FORMATS.probe_lock(llm):
-            if not FORMATS.confirmed(llm):
-                return await _send(llm, messages, FORMATS.level(llm), schema, name, prompt_asks_json, **kwargs)
-    return await _send(llm, messages, FORMATS.level(llm), schema, name, prompt_asks_json, **kwargs)
+        return await _send(llm, messages, "text", schema, name, prompt_asks_json, None, **kwargs)
+    model = await _model_of(llm, kwargs.get("model"))
+    if not FORMATS.confirmed(llm, model):
+        async with FORMATS.probe_lock(llm, model):
+            if not FORMATS.confirmed(llm, model):
+                level = FORMATS.level(llm, model)
+                return await _send(llm, messages, level, schema, name, prompt_asks_json, model, **kwargs)
+    level = FORMATS.level(llm, model)
+    return await _send(llm, messages, level, schema, name, prompt_asks_json, model, **kwargs)
+
+
+async def _model_of(llm: LLMClient, asked: str | None) -> str:
+    """The model the request will name: the one asked for, else the client's, which for
+    a local server without ``--evals-model`` is the server's own (learnt from its
+    ``/models`` before the first request, as ``llm.chat`` itself does)."""
+    if asked:
+        return asked
+    if llm.settings.serves_own_model and llm.endpoint is None and not llm.offline:
+        await llm._known_endpoint()
+    return llm.model
 
 
 async def _send(
@@ -199,8 +220,11 @@ async def _send(
     schema: Mapping[str, Any] | None,
     name: str,
     prompt_asks_json: bool,
+    key_model: str | None,
     **kwargs: Any,
 ) -> tuple[ChatResponse, Level]:
+    """``key_model``: the model whose rung this is (the request's own ``model`` stays in
+    ``kwargs``, sent as given)."""
     while True:
         level = endpoint
         if level in ("json_schema", "json_object_schema") and schema is None:
@@ -218,8 +242,8 @@ async def _send(
                 # endpoint's own rung stays; this request goes as plain text.
                 endpoint = "text"
                 continue
-            endpoint = FORMATS.refused(llm, level)
+            endpoint = FORMATS.refused(llm, level, key_model)
             continue
         if level == endpoint and fmt is not None:
-            FORMATS.confirm(llm, level)
+            FORMATS.confirm(llm, level, key_model)
         return response, level

@@ -156,6 +156,12 @@ class ServerConfig:
     #: Model ids ``GET /v1/models`` lists, comma-separated (default none: the fake
     #: answers whatever model a request names).
     served_models: str = ""
+    #: Which ``response_format`` types each model takes, as ``MODEL=KIND|KIND;MODEL=...``
+    #: with KIND one of ``json_schema``, ``json_object+schema`` (llama-cpp-python's
+    #: ``{"type": "json_object", "schema": ...}``) and ``json_object`` (one gateway in front
+    #: of models that differ). A listed model given another type gets HTTP 400 naming it;
+    #: a request without a format is always answered; unlisted models take every type.
+    response_formats: str = ""
     #: Which server's self-description to imitate: "openai" (``/v1/models`` ids only),
     #: "llama.cpp" (also ``GET /props`` with ``total_slots`` and
     #: ``default_generation_settings.n_ctx``) or "vllm" (``max_model_len`` per model).
@@ -289,6 +295,30 @@ def _completion_body(request: dict[str, Any], reply: Any, n: int) -> dict[str, A
     }
 
 
+def format_kind(request: Mapping[str, Any]) -> str | None:
+    """``json_schema``, ``json_object+schema``, ``json_object`` (None: no format asked)."""
+    fmt = request.get("response_format")
+    if not isinstance(fmt, Mapping):
+        return None
+    kind = str(fmt.get("type"))
+    return kind + "+schema" if kind == "json_object" and "schema" in fmt else kind
+
+
+def format_refusal(spec: str, request: Mapping[str, Any]) -> str | None:
+    """The refusal's message when the request's model does not take its format."""
+    kind = format_kind(request)
+    if kind is None or kind == "text" or not spec.strip():
+        return None
+    model = str(request.get("model"))
+    for entry in spec.split(";"):
+        name, _, kinds = entry.partition("=")
+        if name.strip() == model:
+            if kind in {k.strip() for k in kinds.split("|")}:
+                return None
+            return f"'response_format' of type '{kind}' is not supported with model {model}"
+    return None
+
+
 def _error_body(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
@@ -419,6 +449,13 @@ class FakeOpenAIApp:
                         ),
                         status=401,
                     )
+            refusal = format_refusal(cfg.response_formats, payload)
+            if refusal is not None:
+                self._record(entry, "format_refused")
+                return web.json_response(
+                    _error_body(refusal, "invalid_request_error", "unsupported_response_format"),
+                    status=400,
+                )
             if cfg.max_context > 0:
                 wanted = _prompt_tokens(payload) + int(payload.get("max_tokens") or 0)
                 if wanted > cfg.max_context:

@@ -26,7 +26,7 @@ Label = str | bool | int
 _YES = frozenset({"true", "yes", "1", "y"})
 _NO = frozenset({"false", "no", "0", "n"})
 #: A verdict word in a sentence (whole words only: "Not", "Nothing", "Yesterday" are none).
-_VERDICT_WORD = re.compile(r"(?<!\w)(yes|no|true|false)(?!\w)", re.IGNORECASE)
+VERDICT_WORD = re.compile(r"(?<!\w)(yes|no|true|false)(?!\w)", re.IGNORECASE)
 #: Words a YAML 1.1 loader reads as booleans in a suite file.
 _YAML_BOOLEANS = frozenset({"yes", "no", "on", "off", "true", "false", "y", "n"})
 
@@ -138,7 +138,7 @@ class LabelSet:
             # A sentence from a Yes/No model: its first whole word yes/no/true/false
             # decides, as HaluEval's lenient rule reads a judge ("I can only respond with
             # one word: yes" is a yes); a reply with neither has no verdict.
-            first = _VERDICT_WORD.search(value)
+            first = VERDICT_WORD.search(value)
             if first is not None:
                 said = first.group(1).casefold() in _YES
                 if said in self.labels:

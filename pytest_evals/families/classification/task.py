@@ -8,12 +8,14 @@ confusion-matrix metrics with intervals.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, ClassVar, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from pytest_evals.families.classification.config import ChatSuiteConfig
 from pytest_evals.families.classification.govuk_rows import check_row
+from pytest_evals.families.classification.label_set import VERDICT_WORD
 from pytest_evals.families.classification.label_task import (
     LabelTask,
     first_model,
@@ -84,6 +86,24 @@ def as_bool(value: Any, what: str) -> bool:
         if text in _FALSE:
             return False
     raise TargetError(f"{what}: expected true/false, got {value!r}")
+
+
+def reply_bool(output: Any, field: str, what: str) -> bool:
+    """The verdict of a target's output: its ``field``, or a model's reply text.
+
+    A model rarely answers with the verdict word alone ("No, I'm sorry..."): its reply
+    is read as HaluEval reads a judge, the first whole word yes/no/true/false deciding;
+    a reply with none is the target's ERROR quoting it. A value the target returned in
+    ``field`` itself must be a verdict (a callable's "perhaps" is an error)."""
+    value = _target_field(output, field)
+    if not (isinstance(output, dict) and field not in output and isinstance(value, str)):
+        return as_bool(value, what)
+    with contextlib.suppress(TargetError):
+        return as_bool(value, what)
+    first = VERDICT_WORD.search(value)
+    if first is None:
+        raise TargetError(f"{what} replied {value!r}, which has no yes/no (or true/false) word")
+    return first.group(1).casefold() in ("yes", "true")
 
 
 def _target_field(output: Any, field: str) -> Any:
@@ -158,7 +178,7 @@ class JailbreakGuardrails(_GovukLabelTask):
         return case.expected_outcome, case.actual_outcome
 
     def target_label(self, output: Any, where: str) -> bool:
-        return as_bool(_target_field(output, "actual_outcome"), where)
+        return reply_bool(output, "actual_outcome", where)
 
     def completed(self, case: Any, label: Any, output: Any) -> JailbreakCase:
         return JailbreakCase(question=case.question, expected_outcome=case.expected_outcome, actual_outcome=label,
@@ -223,7 +243,7 @@ class OutputGuardrails(_GovukLabelTask):
             triggered = as_bool(output["actual_triggered"], where)
             guardrails = output.get("actual_guardrails")
         else:
-            triggered = as_bool(_target_field(output, "actual_triggered"), where)
+            triggered = reply_bool(output, "actual_triggered", where)
             guardrails = None
         if guardrails is not None and not (
             isinstance(guardrails, dict) and all(isinstance(v, bool) for v in guardrails.values())
