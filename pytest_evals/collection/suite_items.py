@@ -7,8 +7,8 @@ collection errors).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,22 +140,34 @@ class SuiteErrorItem(pytest.Item):
 class CaseItem(pytest.Item):
     def __init__(self, *, ref: CaseRef, task: Task[Any], index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.ref = ref
-        self.task = task
-        self.index = index
+        #: What the worker evaluates for this item (it takes jobs, not items). Made here,
+        #: not on first use: every item then sets its attributes in the same order, so
+        #: CPython keeps them in the class's shared-key layout. A job made later (the
+        #: prefetcher asks the items ahead for theirs before pytest sets ``location`` on
+        #: them) turned each item's attributes into a dict of its own, 0.8 kB a case.
+        self.evals_job = CaseJob(self.nodeid, task, ref, index)
         self.evals_result: CaseResult | None = None
 
-    @cached_property
-    def evals_job(self) -> CaseJob:
-        """What the worker evaluates for this item (it takes jobs, not items)."""
-        return CaseJob(self.nodeid, self.task, self.ref, self.index)
+    # The job holds the case's ref, task and position; the item reads them from it.
+    @property
+    def ref(self) -> CaseRef:
+        return self.evals_job.ref
+
+    @property
+    def task(self) -> Task[Any]:
+        return self.evals_job.task
+
+    @property
+    def index(self) -> int:
+        return self.evals_job.index
 
     def setup(self) -> None:
         result = get_executor(self.config).result_for(self.evals_job, self.session.items)
         self.evals_result = result
         self.user_properties.append(("evals.status", result.status))
         for name, value in result.scores.items():
-            self.user_properties.append((f"evals.score.{name}", value))
+            # interned: one copy of each property name for all the run's cases
+            self.user_properties.append((sys.intern(f"evals.score.{name}"), value))
         if result.status == "skipped":
             pytest.skip(result.message or "skipped")
         if result.status == "error":
