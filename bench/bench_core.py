@@ -26,6 +26,7 @@ peak RSS <= 1.3x plain pytest's (issue 31: 100,000 cases).
     python bench/bench_core.py --cases 5000 --repeat 1
     python bench/bench_core.py --xdist         # also compare -n 2 runs
     python bench/bench_core.py --cases 100000 --repeat 1 --xdist --skip-collect   # issue 31
+    python bench/bench_core.py --cases 100000 --repeat 1 --xdist-only             # -n 2 alone
     python bench/bench_core.py --profile       # cProfile one evals run, print the top
     python bench/bench_core.py --cases 10000 --fail-every 10 --pytest-arg=--tb=line
 """
@@ -149,13 +150,15 @@ def measure(
     xdist: bool,
     extra_args: list[str],
     collect: bool = True,
+    plain_run: bool = True,
 ) -> list[tuple[Series, Series]]:
     suite_dir, plain_dir = write_inputs(root, cases, fail_every)
     # Failing tests exit 1 on the plain side; the suite's gates pass, so it exits 0.
     allowed = {"plain": {0, 1} if fail_every else {0}, "evals": {0}}
     modes: list[tuple[str, list[str]]] = [("collect", ["--collect-only", "-q"])] if collect else []
-    modes.append(("run", ["-q"]))
-    if xdist:
+    if plain_run:
+        modes.append(("run", ["-q"]))
+    if xdist or not plain_run:
         modes.append(("run -n 2", ["-q", "-n", "2"]))
     pairs: list[tuple[Series, Series]] = []
     for name, extra in modes:
@@ -247,7 +250,8 @@ def main() -> int:
             args.repeat,
             args.xdist,
             args.pytest_arg,
-            collect=not args.skip_collect,
+            collect=not (args.skip_collect or args.xdist_only),
+            plain_run=not args.xdist_only,
         )
         ok = report(pairs, args.cases, args.fail_every, args.repeat)
         if args.profile:
@@ -270,6 +274,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--xdist", action="store_true", help="also compare -n 2 runs")
     parser.add_argument(
         "--skip-collect", action="store_true", help="measure full runs only (no --collect-only)"
+    )
+    parser.add_argument(
+        "--xdist-only", action="store_true", help="measure only the -n 2 runs (implies --xdist)"
     )
     parser.add_argument(
         "--pytest-arg",

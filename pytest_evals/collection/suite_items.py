@@ -137,6 +137,10 @@ class SuiteErrorItem(pytest.Item):
         setattr(report, REPORT_ATTR, result.to_json())
 
 
+#: pytest's ``Item.location`` (a ``functools.cached_property``), whose function CaseItem calls.
+_ITEM_LOCATION: Any = pytest.Item.__dict__["location"]
+
+
 class CaseItem(pytest.Item):
     def __init__(self, *, ref: CaseRef, task: Task[Any], index: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -147,6 +151,18 @@ class CaseItem(pytest.Item):
         #: them) turned each item's attributes into a dict of its own, 0.8 kB a case.
         self.evals_job = CaseJob(self.nodeid, task, ref, index)
         self.evals_result: CaseResult | None = None
+        self._evals_location: tuple[str, int | None, str] | None = None
+
+    @property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's own, kept in an ordinary attribute. pytest's is a
+        ``functools.cached_property``, which stores through the item's ``__dict__``: that
+        gave every item a dict of its own as soon as a plugin (pytest-rerunfailures) set
+        a new attribute on it, 0.5 kB a case."""
+        location = self._evals_location
+        if location is None:
+            location = self._evals_location = _ITEM_LOCATION.func(self)
+        return location
 
     # The job holds the case's ref, task and position; the item reads them from it.
     @property
