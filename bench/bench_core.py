@@ -1,4 +1,4 @@
-"""Benchmark of the core engine: a 35,000-case suite against 35,000 plain pytest tests.
+"""Benchmark of the core engine: an N-case suite against N plain pytest tests (35,000 by default).
 
 Both sides run as separate ``python -m pytest`` processes on generated files in a
 temporary folder, alternating so that a busy machine slows both alike:
@@ -17,13 +17,16 @@ else (``--tb=no`` skips it). Use it at a few thousand cases.
 For each, "collect" is ``--collect-only -q`` and "run" is a full ``-q`` run. The figures
 are wall time and CPU time (user + system; the fairer figure on a shared machine),
 medians of the repeats, and the peak RSS of the pytest process (from ``os.wait4``'s
-resource usage of that child, so one run's peak does not leak into the next). The
-verdict compares ratios, never absolute times: goal <= 1.5x plain pytest's time and
-peak RSS < 400 MB.
+resource usage of that child, so one run's peak does not leak into the next; under
+``-n 2`` it is the largest of the controller and its workers, on both sides). The
+verdict compares ratios, never absolute figures: goal <= 1.5x plain pytest's time and
+peak RSS <= 1.3x plain pytest's (issue 31: 100,000 cases).
 
     python bench/bench_core.py                 # 35,000 cases, 3 repeats
     python bench/bench_core.py --cases 5000 --repeat 1
     python bench/bench_core.py --xdist         # also compare -n 2 runs
+    python bench/bench_core.py --cases 100000 --repeat 1 --xdist --skip-collect   # issue 31
+    python bench/bench_core.py --cases 100000 --repeat 1 --xdist-only             # -n 2 alone
     python bench/bench_core.py --profile       # cProfile one evals run, print the top
     python bench/bench_core.py --cases 10000 --fail-every 10 --pytest-arg=--tb=line
 """
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GOAL_RATIO = 1.5
-GOAL_RSS_MB = 400.0
+GOAL_RSS_RATIO = 1.3
 
 SUITE_YAML = """\
 task: jailbreak_guardrails
@@ -140,13 +143,22 @@ def run_pytest(args: list[str], cwd: Path, log: Path) -> Sample:
 
 
 def measure(
-    root: Path, cases: int, fail_every: int, repeat: int, xdist: bool, extra_args: list[str]
+    root: Path,
+    cases: int,
+    fail_every: int,
+    repeat: int,
+    xdist: bool,
+    extra_args: list[str],
+    collect: bool = True,
+    plain_run: bool = True,
 ) -> list[tuple[Series, Series]]:
     suite_dir, plain_dir = write_inputs(root, cases, fail_every)
     # Failing tests exit 1 on the plain side; the suite's gates pass, so it exits 0.
     allowed = {"plain": {0, 1} if fail_every else {0}, "evals": {0}}
-    modes: list[tuple[str, list[str]]] = [("collect", ["--collect-only", "-q"]), ("run", ["-q"])]
-    if xdist:
+    modes: list[tuple[str, list[str]]] = [("collect", ["--collect-only", "-q"])] if collect else []
+    if plain_run:
+        modes.append(("run", ["-q"]))
+    if xdist or not plain_run:
         modes.append(("run -n 2", ["-q", "-n", "2"]))
     pairs: list[tuple[Series, Series]] = []
     for name, extra in modes:
@@ -174,23 +186,25 @@ def report(pairs: list[tuple[Series, Series]], cases: int, fail_every: int, repe
     print()
     print(
         f"{'':<10} {'plain wall':>10} {'evals wall':>10} {'ratio':>6} {'plain cpu':>9} "
-        f"{'evals cpu':>9} {'ratio':>6} {'plain MB':>8} {'evals MB':>8}  verdict"
+        f"{'evals cpu':>9} {'ratio':>6} {'plain MB':>8} {'evals MB':>8} {'ratio':>6}  verdict"
     )
     for plain, evals in pairs:
         mode = plain.label.removeprefix("plain pytest ")
         wall_ratio, cpu_ratio = evals.wall / plain.wall, evals.cpu / plain.cpu
+        rss_ratio = evals.rss / plain.rss
         # On a busy machine wall time follows the load; CPU time is the steadier figure.
-        good = min(wall_ratio, cpu_ratio) <= GOAL_RATIO and evals.rss < GOAL_RSS_MB
+        # Peak RSS does not depend on the load.
+        good = min(wall_ratio, cpu_ratio) <= GOAL_RATIO and rss_ratio <= GOAL_RSS_RATIO
         ok = ok and good
         print(
             f"{mode:<10} {plain.wall:9.1f}s {evals.wall:9.1f}s {wall_ratio:5.2f}x "
             f"{plain.cpu:8.1f}s {evals.cpu:8.1f}s {cpu_ratio:5.2f}x "
-            f"{plain.rss:8.0f} {evals.rss:8.0f}  {'ok' if good else 'MISSED'}"
+            f"{plain.rss:8.0f} {evals.rss:8.0f} {rss_ratio:5.2f}x  {'ok' if good else 'MISSED'}"
         )
     failing = f"every {fail_every}th case fails on both sides" if fail_every else "no failures"
     print(
-        f"\ngoal: evals time <= {GOAL_RATIO}x plain pytest, evals peak RSS < {GOAL_RSS_MB:.0f} MB "
-        f"({cases} cases, {failing}, median of {repeat} runs)"
+        f"\ngoal: evals time <= {GOAL_RATIO}x plain pytest's, evals peak RSS <= {GOAL_RSS_RATIO}x "
+        f"plain pytest's ({cases} cases, {failing}, median of {repeat} runs, largest RSS)"
     )
     return ok
 
@@ -229,7 +243,16 @@ def main() -> int:
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
             f"load average {os.getloadavg()[0]:.1f}, in {root}"
         )
-        pairs = measure(root, args.cases, args.fail_every, args.repeat, args.xdist, args.pytest_arg)
+        pairs = measure(
+            root,
+            args.cases,
+            args.fail_every,
+            args.repeat,
+            args.xdist,
+            args.pytest_arg,
+            collect=not (args.skip_collect or args.xdist_only),
+            plain_run=not args.xdist_only,
+        )
         ok = report(pairs, args.cases, args.fail_every, args.repeat)
         if args.profile:
             profile(root)
@@ -249,6 +272,12 @@ def parse_args() -> argparse.Namespace:
         help="every Nth case fails on both sides (default 0: none)",
     )
     parser.add_argument("--xdist", action="store_true", help="also compare -n 2 runs")
+    parser.add_argument(
+        "--skip-collect", action="store_true", help="measure full runs only (no --collect-only)"
+    )
+    parser.add_argument(
+        "--xdist-only", action="store_true", help="measure only the -n 2 runs (implies --xdist)"
+    )
     parser.add_argument(
         "--pytest-arg",
         action="append",
