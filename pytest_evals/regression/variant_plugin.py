@@ -79,9 +79,15 @@ def _import_statistics() -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    from pytest_evals.collection.variant_items import HAS_VARIANTS_KEY
+    import sys
 
+    # Only a run that read a suite imported the variant machinery (and its pydantic models):
+    # a run of plain tests must not import it here.
+    items = sys.modules.get("pytest_evals.collection.variant_items")
+    if items is None:
+        return
     config = session.config
+    HAS_VARIANTS_KEY = items.HAS_VARIANTS_KEY
     # The verdicts are computed where the results end up: not on an xdist worker.
     if config.stash.get(HAS_VARIANTS_KEY, False) and not hasattr(config, "workerinput") \
             and not config.option.collectonly:
