@@ -1,23 +1,26 @@
-"""Python's ``ast.parse`` made safe for the threads this plugin starts.
+"""Python's ``ast.parse`` made safe for the threads and finalisers of a pytest run.
 
 CPython before 3.13 keeps the AST builder's recursion counter in interpreter-wide state
-(python/cpython#106905): two threads inside ``ast.parse`` at once (a garbage collection
-or a finaliser can switch threads in the middle of building the tree) corrupt it, and one
-of them fails with ``SystemError: AST constructor recursion depth mismatch``. A pytest run
-of ours has such threads: the engine loop importing a module lazily (pytest rewrites the
-assertions of the modules it has marked, parsing their source), the embedder's thread
-importing torch (which parses the source of its overloaded functions), Python 3.11's
-traceback formatting (which parses each shown line for its carets), while the main thread
-collects and rewrites test modules. Seen as one suite's spurious collection ERROR.
+(python/cpython#106905). Any Python code that runs while a tree is being built, and
+parses too, leaves the counter off and the first parse fails with ``SystemError: AST
+constructor recursion depth mismatch``. Python code can run there only when the garbage
+collector runs a finaliser in the middle of the build: the finaliser itself may parse
+(pytest's unraisable-exception hook formats the "Exception ignored" traceback, and Python
+3.11 parses each shown line for its carets), or it lets another thread take over, one
+that parses (pytest rewriting a module's assertions while our engine thread imports one,
+torch parsing its own source as it loads, a traceback formatted anywhere). Seen as a
+suite's spurious collection ERROR and as an INTERNALERROR while xdist was being imported.
 
-Two measures: our own modules are not rewritten by pytest (they hold no test asserts, and
-every lazy import in a thread would otherwise parse), and on the affected versions every
-``ast.parse`` in the process holds one re-entrant lock, so no two trees are built at once.
+Two measures: on the affected versions every ``ast.parse`` in the process runs with the
+collector paused and under one re-entrant lock (no finaliser can run inside a build, and
+no two builds overlap); and our own modules are not rewritten by pytest (they hold no
+test asserts, and every lazy import in a thread would otherwise parse there).
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import sys
 import threading
 from typing import Any
@@ -31,7 +34,13 @@ _LOCK = threading.RLock()
 def _serialised(parse: Any) -> Any:
     def parse_one_at_a_time(*args: Any, **kwargs: Any) -> Any:
         with _LOCK:
-            return parse(*args, **kwargs)
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                return parse(*args, **kwargs)
+            finally:
+                if collecting:
+                    gc.enable()
 
     parse_one_at_a_time.__wrapped__ = parse  # type: ignore[attr-defined]
     parse_one_at_a_time.__doc__ = parse.__doc__
