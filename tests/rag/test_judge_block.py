@@ -64,9 +64,11 @@ def test_domain_criteria_and_examples_reach_the_judge_and_no_government_wording(
         assert request["temperature"] == 0.3
         everything = json.dumps(request["messages"]).lower()
         assert not any(word in everything for word in GOVERNMENT_WORDS), everything
-    # majority: 2 of 3 runs reach 0.8 (0.5, 1.0, 1.0); the mean 0.833 is recorded beside it
+    # majority: 2 of 3 runs reach 0.8 (0.5, 1.0, 1.0); the mean 0.833 is recorded beside it.
+    # The three runs go out at once and the scripted judge answers in arrival order, so
+    # which run got the 0.5 is the network's choice: compare them as a multiset.
     entry = result.data["metrics"]["relevance"]
-    assert entry["runs"] == [0.5, 1.0, 1.0] and entry["combine"] == "majority"
+    assert sorted(entry["runs"]) == [0.5, 1.0, 1.0] and entry["combine"] == "majority"
     assert entry["runs_passed"] == 2 and entry["majority_passed"] is True and entry["passed"] is True
     assert result.details["judge_personas"]["relevance"] == "domain"
     # a rerun is served from the cache: not one request more
