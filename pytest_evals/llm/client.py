@@ -32,7 +32,6 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm import io_hooks
@@ -51,7 +50,7 @@ from pytest_evals.llm.endpoint_probe import EndpointInfo, probe_endpoint
 from pytest_evals.llm.limiter import AdaptiveLimiter
 from pytest_evals.llm.pricing import cost_of
 from pytest_evals.llm.retry import AttemptError, Backoff
-from pytest_evals.llm.settings import LLMSettings
+from pytest_evals.llm.settings import LLMSettings, display_url
 from pytest_evals.llm.tokens import estimate_completion_tokens, estimate_prompt_tokens
 from pytest_evals.llm.transport.http_transport import (
     AiohttpTransport,
@@ -97,15 +96,6 @@ class ChatResponse:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-def display_url(url: str) -> str:
-    """The URL without credentials or query string (safe for reports and messages)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def normalize_messages(messages: Messages) -> list[dict[str, Any]]:

@@ -190,7 +190,8 @@ class LLMSettings:
             "model": self.model,
             "provider": self.provider,
             "aws_region": self.aws_region,
-            "base_url": None if self.offline else self.base_url,
+            # without the query string: a gateway's ?key=... is a credential
+            "base_url": None if self.offline else display_url(self.base_url),
             "api_key_env": self.api_key_env,
             "api_key_set": bool(self.api_key),
             "transport": self.transport,
@@ -204,6 +205,15 @@ class LLMSettings:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+
+
+def display_url(url: str) -> str:
+    """The URL without credentials or query string (safe for reports and messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:

@@ -115,3 +115,11 @@ def test_key_absent_from_every_written_file(
             assert files_containing(root, key) == []
         for result in (good, bad, fresh):
             assert key not in "\n".join(result.outlines + result.errlines)
+
+
+def test_a_query_string_credential_stays_out_of_the_reported_settings() -> None:
+    # Some gateways take the key in the URL (?key=...); userinfo was already dropped.
+    settings = LLMSettings(configured_base_url="http://user:pw123@gw.example:8080/v1?key=QUERYSECRET&x=1")
+    public = settings.public()
+    assert public["base_url"] == "http://gw.example:8080/v1"
+    assert "QUERYSECRET" not in repr(public) and "pw123" not in repr(public)
