@@ -63,27 +63,47 @@ def case_ids(task: str, general_prefix: str, rows: list[tuple[int, str | None]])
     return out
 
 
+#: (line number, byte offset, length) of one record in its file.
+Row = tuple[int, int, int]
+
+
+def file_rows(path: Path, task: str, general_version: GeneralVersion = "current") -> list[tuple[str, Row]]:
+    """(case id, row) per non-blank line of an official task file, in file order.
+
+    Cheaper than refs: a sampled suite makes :class:`CaseRef` objects only for the
+    records it keeps (a 2,000-case sample of a 10,000-line file made 10,000 of them).
+    """
+    rows: list[Row] = []
+    raw_ids: list[tuple[int, str | None]] = []
+    for line_no, offset, length, body in iter_lines(path):
+        if not body.strip():
+            continue
+        rows.append((line_no, offset, length))
+        raw_ids.append((line_no, _general_id(body) if task == "general" else None))
+    if not rows:
+        raise CaseInputError(f"{path}: no records (the file is empty or has only blank lines)")
+    ids = case_ids(task, GENERAL_PREFIX[general_version], raw_ids)
+    return list(zip(ids, rows, strict=True))
+
+
+def row_ref(path: Path, task: str, case_id: str, row: Row) -> CaseRef:
+    """The case reference of one row of :func:`file_rows`."""
+    line_no, offset, length = row
+    return CaseRef(
+        case_id=case_id,
+        source=f"{path}:{line_no}",
+        line=line_no,
+        locator=(str(path), offset, length),
+        meta={"task_type": task},
+    )
+
+
 def file_refs(
     path: Path, task: str, general_version: GeneralVersion = "current"
 ) -> Iterator[CaseRef]:
     """One ref per non-blank line of an official task file."""
-    rows: list[tuple[int, int, int, str | None]] = []
-    for line_no, offset, length, body in iter_lines(path):
-        if not body.strip():
-            continue
-        raw_id = _general_id(body) if task == "general" else None
-        rows.append((line_no, offset, length, raw_id))
-    if not rows:
-        raise CaseInputError(f"{path}: no records (the file is empty or has only blank lines)")
-    ids = case_ids(task, GENERAL_PREFIX[general_version], [(r[0], r[3]) for r in rows])
-    for case_id, (line_no, offset, length, _raw_id) in zip(ids, rows, strict=True):
-        yield CaseRef(
-            case_id=case_id,
-            source=f"{path}:{line_no}",
-            line=line_no,
-            locator=(str(path), offset, length),
-            meta={"task_type": task},
-        )
+    for case_id, row in file_rows(path, task, general_version):
+        yield row_ref(path, task, case_id, row)
 
 
 def read_record(ref: CaseRef) -> Any:

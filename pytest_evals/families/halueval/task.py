@@ -9,8 +9,8 @@ baselines on the same items. See docs/halueval.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from functools import cached_property
+from collections.abc import Callable, Iterator
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -182,22 +182,26 @@ class HaluEval(Task[HaluEvalItem]):
         )
 
     # -- collection ---------------------------------------------------------------
-    def _task_refs(self, task: str) -> list[CaseRef]:
+    def _task_rows(self, task: str) -> tuple[list[tuple[str, Any]], Callable[[str, Any], CaseRef]]:
+        """(case id, row) of every record of one task, and how a kept row becomes a ref:
+        refs are made only for the records a sample keeps."""
         if self.hf_name is not None:
             from pytest_evals.families.halueval.hf import hf_refs
 
-            return list(hf_refs(self.hf_name, task, self.config.hf_split))
-        from pytest_evals.families.halueval.index import file_refs
+            refs = hf_refs(self.hf_name, task, self.config.hf_split)
+            return [(ref.case_id, ref) for ref in refs], lambda _case_id, ref: ref
+        from pytest_evals.families.halueval.index import file_rows, row_ref
 
         path = require_file(data_file(self.data_dir, task, self.config.general_version), self.data_dir)
-        return list(file_refs(path, task, self.config.general_version))
+        return file_rows(path, task, self.config.general_version), partial(row_ref, path, task)
 
     def case_refs(self) -> Iterator[CaseRef]:
         if self.config.prompts == "official":
             # Missing instruction files are a suite problem: report it once, at collection.
             _ = self.prompt_set
-        strata: dict[str, list[CaseRef]] = {t: self._task_refs(t) for t in self.config.tasks}
-        ids = {t: [r.case_id for r in refs] for t, refs in strata.items()}
+        found = {t: self._task_rows(t) for t in self.config.tasks}
+        strata: dict[str, list[tuple[str, Any]]] = {t: rows for t, (rows, _make) in found.items()}
+        ids: dict[str, list[str]] = {t: [case_id for case_id, _row in rows] for t, rows in strata.items()}
         sample: int | dict[str, int] | None = (
             {str(k): v for k, v in self.config.sample.items()}
             if isinstance(self.config.sample, dict)
@@ -205,7 +209,9 @@ class HaluEval(Task[HaluEvalItem]):
         )
         chosen = sampling.stratified(strata, ids, sample, self.config.seed)
         for task in self.config.tasks:
-            yield from chosen[task]
+            make = found[task][1]
+            for case_id, row in chosen[task]:
+                yield make(case_id, row)
 
     def read_case(self, ref: CaseRef) -> Any:
         # A HaluEval record is input through and through (knowledge, question, the
