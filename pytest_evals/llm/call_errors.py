@@ -9,6 +9,7 @@ with the estimate in its message.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import pytest
@@ -29,6 +30,24 @@ class LLMError(InfrastructureError):
         super().__init__(message)
         self.cause = cause
         self.status = status
+
+
+#: How a refusal of ``response_format`` reads (OpenAI: "'response_format' of type
+#: 'json_schema' is not supported"; llama-cpp-python: a 422 validation error on
+#: response_format.type).
+_FORMAT_WORDS = re.compile(r"response_format|json|schema|grammar|format", re.IGNORECASE)
+
+
+def refuses_format(status: int | None, cause: str) -> bool:
+    """Does an error reply (``status``, its text) refuse the request's ``response_format``?
+
+    llama-cpp-python answers a format type it does not know with HTTP 500 and its own
+    validation error ("response_format ... Input should be 'text' or 'json_object'"):
+    a 500 like that is an answer, not a server failing, so it is not retried.
+    """
+    if status in (400, 422):
+        return bool(_FORMAT_WORDS.search(cause))
+    return status == 500 and "response_format" in cause
 
 
 class ContextLengthError(LLMError):

@@ -42,6 +42,7 @@ from pytest_evals.llm.call_errors import (
     EndpointUnreachable,
     LLMError,
     OfflineError,
+    refuses_format,
 )
 from pytest_evals.llm.call_stats import LLMStats
 from pytest_evals.llm.endpoint_gate import EndpointDown, EndpointGate
@@ -785,7 +786,11 @@ class LLMClient:
             elif overloaded:
                 limiter.on_overload()
             self._note_lowest(limiter)
-            if not error.retryable or attempt >= attempts:
+            # A refused response_format goes back to the caller at once, to step down
+            # a rung (structured_output.py); sent again as it was, it would be refused
+            # again, after the backoff.
+            refused = body.get("response_format") is not None and refuses_format(error.status, cause)
+            if not error.retryable or refused or attempt >= attempts:
                 stats.errors += 1
                 usage.record(errors=1)
                 overflow = context_overflow(error)

@@ -22,13 +22,12 @@ import asyncio
 import hashlib
 import json
 import os
-import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_evals.llm.call_errors import ContextLengthError, LLMError
+from pytest_evals.llm.call_errors import ContextLengthError, LLMError, refuses_format
 
 if TYPE_CHECKING:
     from pytest_evals.llm.client import ChatResponse, LLMClient, Messages
@@ -38,9 +37,6 @@ Level = Literal["json_schema", "json_object_schema", "json_object", "text"]
 #: themselves (OpenAI refuses it otherwise); a two-option verdict skips it.
 LADDER: tuple[Level, ...] = ("json_schema", "json_object_schema", "json_object", "text")
 
-#: How a refusal of the format reads (OpenAI: "'response_format' of type 'json_schema' is
-#: not supported"; llama-cpp-python: a 422 validation error on response_format.type).
-_REFUSAL = re.compile(r"response_format|json|schema|grammar|format", re.IGNORECASE)
 _FILE = "structured_output.json"
 
 
@@ -56,15 +52,10 @@ def response_format(level: Level, schema: Mapping[str, Any] | None, name: str) -
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """Did the endpoint refuse the ``response_format`` (rather than fail otherwise)?
-    llama-cpp-python answers an unknown format type with HTTP 500 and its validation
-    error ("response_format ... Input should be 'text' or 'json_object'")."""
+    """Did the endpoint refuse the ``response_format`` (rather than fail otherwise)?"""
     if not isinstance(exc, LLMError) or isinstance(exc, ContextLengthError):
         return False
-    cause = str(exc.cause or exc)
-    if exc.status in (400, 422):
-        return bool(_REFUSAL.search(cause))
-    return exc.status == 500 and "response_format" in cause
+    return refuses_format(exc.status, str(exc.cause or exc))
 
 
 class EndpointFormats:

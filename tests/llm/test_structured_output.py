@@ -95,6 +95,37 @@ def test_a_refusal_steps_down_once_per_endpoint_even_in_a_burst(
     assert kinds(bodies)[-1] == "json_object+schema" and len(bodies) == 22
 
 
+def test_a_refusal_is_not_retried_but_a_server_failure_is(
+    make_client: MakeClient, server: FakeOpenAI
+) -> None:
+    # llama-cpp-python refuses json_schema with HTTP 500: with retries on, that answer
+    # was sent again max_retries times (with backoff) before the step down.
+    bodies = serve(server, {"json_object+schema"})
+    client = make_client(max_retries=3)
+    data, _ = run(closing(client, Judge(client).json("rate it as JSON", schema=Score)))
+    assert data == Score(score=4)
+    assert kinds(bodies) == ["json_schema", "json_object+schema"]
+    assert client.stats.retries == 0
+
+    # A 500 that is not about the format is still a failing server: retried, at the
+    # same rung (the one stored beside the cache by the first client).
+    failures = iter([True, True])
+
+    def flaky(request: dict[str, Any]) -> str:
+        bodies.append(request)
+        if next(failures, False):
+            raise ValueError("out of memory")
+        return '{"score": 4}'
+
+    server.configure(responder=flaky)
+    del bodies[:]
+    again = make_client(max_retries=3)
+    data, _ = run(closing(again, Judge(again).json("rate another as JSON", schema=Score)))
+    assert data == Score(score=4)
+    assert kinds(bodies) == ["json_object+schema"] * 3
+    assert again.stats.retries == 2
+
+
 def test_an_endpoint_without_structured_output_falls_back_to_parsing(
     make_client: MakeClient, server: FakeOpenAI
 ) -> None:
