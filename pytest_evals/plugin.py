@@ -37,22 +37,24 @@ CASES_MARKER = "evals_cases"
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
-    from pytest_evals.hardening.parser_threads import guard_parser_threads
+    from pytest_evals.hardening import parser_threads
 
-    guard_parser_threads(pluginmanager.rewrite_hook)  # before any of our threads starts
+    parser_threads.guard_parser_threads(pluginmanager.rewrite_hook)  # before any of our threads starts
     from pytest_evals.registry.family_registry import registry
 
     # Task families' own plugins (their options: pytest_addoption is a historic hook,
     # so a plugin registered now still adds its options).
     for name in registry().plugins:
-        pluginmanager.import_plugin(name)
+        parser_threads.import_plugin_unrewritten(pluginmanager, name)
 
 
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
     # Where pytest_plugins would register them (after this module), so hook order holds.
     if plugin is sys.modules[__name__]:
+        from pytest_evals.hardening.parser_threads import import_plugin_unrewritten
+
         for name in CORE_PLUGINS:
-            manager.import_plugin(name)
+            import_plugin_unrewritten(manager, name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

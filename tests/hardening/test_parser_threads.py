@@ -139,3 +139,27 @@ def test_our_package_is_not_rewritten_once_unmarked(pytestconfig: pytest.Config)
     hook.mark_rewrite("some_other_plugin")
     parser_threads.keep_out_of_rewriting(hook)
     assert "some_other_plugin" in hook._must_rewrite
+
+
+def test_no_plugin_module_of_ours_is_rewritten_in_a_run(pytester: pytest.Pytester) -> None:
+    # pytest's import_plugin marks each plugin it imports: the core's and the families'
+    # plugins were parsed and rewritten in every process (never cached where bytecode is
+    # not written). Only plugin.py, which pytest itself imports, may be.
+    pytester.makepyfile(
+        """
+        import sys
+        from _pytest.assertion.rewrite import AssertionRewritingHook
+
+        def test_loaders():
+            ours = sorted(
+                name for name, module in list(sys.modules.items())
+                if name.startswith("pytest_evals.")
+                and isinstance(getattr(module, "__loader__", None), AssertionRewritingHook)
+            )
+            assert "pytest_evals.llm.llm_plugin" in sys.modules
+            assert "pytest_evals.families.harpia.plugin" in sys.modules
+            assert set(ours) <= {"pytest_evals.plugin"}, ours
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
