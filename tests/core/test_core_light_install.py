@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("torch", "matplotlib", "lxml", "inscriptis", "sentence_transformers", "transformers")
+HEAVY = ("torch", "matplotlib", "lxml", "inscriptis", "sentence_transformers", "transformers", "tokenizers",
+         "safetensors")
 
 def _record(config, worker):
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)

@@ -200,7 +200,9 @@ def test_bertscore_matches_bert_score(model_path: str) -> None:
 def test_bertscore_idf_uses_all_references_of_the_suite(model_path: str) -> None:
     import bert_score
 
-    _p, _r, f1 = bert_score.score(HYPS, REFS, model_type=model_path, num_layers=6, idf=True)
+    # nthreads=0: bert_score's own get_idf_dict counts in this process; with its default
+    # (a fork()ed Pool) this multi-threaded test process can hang (test_bertscore_no_fork.py)
+    _p, _r, f1 = bert_score.score(HYPS, REFS, model_type=model_path, num_layers=6, idf=True, nthreads=0)
     metric = build_metric("bertscore", {"idf": True})
     metric.prepare([[r] for r in REFS])
     # scored one instance at a time, as batches of one, the idf weights still come from all references

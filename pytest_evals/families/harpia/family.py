@@ -13,7 +13,10 @@ PLUGINS = ("pytest_evals.families.harpia.plugin",)
 #: A HarpIA input file is a suite by its name alone.
 SUITE_FILES = {f"*{SUFFIX}": "pytest_evals.families.harpia.family:implicit_suite"}
 #: The reference metrics' libraries (pytest_evals.metrics.reference): the 'harpia' extra.
-EXTRAS = {"nltk": "harpia", "sacrebleu": "harpia", "rouge_score": "harpia", "bert_score": "harpia"}
+# sentence-transformers: semantic_similarity with a model directory of the user's (the
+# embedded model runs on the offline judge's torch encoder); transformers: bert_score's.
+EXTRAS = {"nltk": "harpia", "sacrebleu": "harpia", "rouge_score": "harpia", "bert_score": "harpia",
+          "sentence_transformers": "harpia", "transformers": "harpia"}
 
 
 def implicit_suite(path: Path) -> dict[str, Any]:

@@ -1,4 +1,12 @@
-"""Cosine similarity of sentence embeddings (sentence-transformers, embedded model by default)."""
+"""Cosine similarity of sentence embeddings (embedded all-MiniLM-L6-v2 by default).
+
+The embedded model is computed by the offline judge's encoder
+(:mod:`pytest_evals.llm.minilm_encoder`: torch alone, the same vectors as
+sentence-transformers to float32 rounding), shared with the offline judge on CPU, so a
+run loads it once and never imports sentence-transformers for it. Any other model (a
+local sentence-transformers directory) is loaded by sentence-transformers, which the
+``harpia`` extra installs.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +27,18 @@ class SemanticParams(MetricParams):
     model: str = EMBEDDED
     batch_size: int = Field(default=64, ge=1)
     device: str = "cpu"
+
+
+def embedded_encoder(device: str) -> Any:
+    """The embedded model's torch encoder on ``device`` (one per process and device)."""
+    from pytest_evals.llm.local_weights import load_model
+
+    def build() -> Any:
+        from pytest_evals.llm.minilm_encoder import MiniLMEncoder
+
+        return MiniLMEncoder(embedded_model_path(), device=device)
+
+    return load_model(("minilm-encoder", device), build)
 
 
 def sentence_transformer(path: str, device: str) -> Any:
@@ -53,10 +73,16 @@ class SemanticSimilarity(ReferenceMetric):
         self.encode(["warm-up"])
 
     def encode(self, texts: list[str]) -> Any:
-        if self.encoder is not None and self.params.model == EMBEDDED and self.params.device == "cpu":
-            return self.encoder(texts)
-        path = str(embedded_model_path()) if self.params.model == EMBEDDED else self.params.model
-        model = sentence_transformer(path, self.params.device)
+        if self.params.model == EMBEDDED:
+            if self.params.device == "cpu":
+                # The offline judge's embedder: one model per process, its memo shared.
+                if self.encoder is None:
+                    from pytest_evals.llm.offline_judge import get_embedder
+
+                    self.encoder = get_embedder().encode
+                return self.encoder(texts)
+            return embedded_encoder(self.params.device).encode(texts, batch_size=self.params.batch_size)
+        model = sentence_transformer(self.params.model, self.params.device)
         return model.encode(texts, batch_size=self.params.batch_size, normalize_embeddings=True,
                             convert_to_numpy=True, show_progress_bar=False)
 
