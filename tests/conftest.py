@@ -33,9 +33,10 @@ INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio -p no:deepeval -p no:asyncio
 #: ``--durations`` under ``-n 2``; the figure is the file's longest test). xdist's load
 #: scheduling hands the next test to whichever worker is free, so dealing the longest
 #: ones first is what keeps one worker from running a two-minute test while the other
-#: has long finished: started last, the 120 s HaluEval run on the real server was the
-#: run's whole tail. A file's tests stay together and in their order (module fixtures:
-#: the real-server restart test runs last in its module).
+#: has long finished (before this list the 120-200 s HaluEval run on the real server was
+#: dealt after every slow-marked test and the other multi-process files). A file's tests
+#: stay together and in their order (module fixtures: the real-server restart test runs
+#: last in its module).
 LONGEST_FILES = (
     "local_models/test_local_judges.py",  # 120-200 s: 100 items judged by the real model
     "local_models/test_local_runs.py",  # 66-84 s real 40 s restart, 37-61 s judged RAG
