@@ -29,9 +29,38 @@ import scipy.special  # noqa: F401
 #: DeepEval's own plugin on purpose).
 INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio -p no:deepeval -p no:asyncio -p no:repeat"
 
+#: The files holding the suite's longest tests, longest first (measured with
+#: ``--durations`` under ``-n 2``; the figure is the file's longest test). xdist's load
+#: scheduling hands the next test to whichever worker is free, so dealing the longest
+#: ones first is what keeps one worker from running a two-minute test while the other
+#: has long finished (before this list the 120-200 s HaluEval run on the real server was
+#: dealt after every slow-marked test and the other multi-process files). A file's tests
+#: stay together and in their order (module fixtures: the real-server restart test runs
+#: last in its module).
+LONGEST_FILES = (
+    "local_models/test_local_judges.py",  # 120-200 s: 100 items judged by the real model
+    "local_models/test_local_runs.py",  # 66-84 s real 40 s restart, 37-61 s judged RAG
+    "assertions/test_assertions_suite.py",  # three tests of 27-34 s
+    "llm/test_outage.py",  # 42 s: the fake server's 40 s restart
+    "harpia/test_harpia_suite.py",  # 38 s
+    "core/test_core_accounting.py",  # 31 s: a killed worker
+    "local_models/test_llama_server.py",  # 31 s
+    "harpia/test_harpia_bounded.py",  # 27 s
+    "harpia/test_model_loader.py",  # 26 s: two models loaded 20 times
+    "rag/test_offline.py",  # 26 s
+    "llm/test_bedrock_suite.py",  # 25 s
+    "local_models/test_endpoint_real.py",  # 24 s
+    "llm/test_cache_data_only.py",  # 24 s and three more over 12 s
+    "redteam/test_example_suite.py",  # 24 s
+    "rag/test_deepeval_metrics.py",  # 24 s
+    "harpia/test_harpia_run.py",  # 23 s
+    "rag/test_rag_rescore.py",  # 22 s
+    "reports/test_report_files.py",  # 21 s
+)
+
 #: Files whose tests start several pytest processes each (two xdist workers, the offline
-#: embedder or BERTScore loaded again): measured the slowest, so they go first. Under
-#: ``-n 2`` a long test dealt out last keeps one worker busy while the other idles.
+#: embedder or BERTScore loaded again): measured the slowest, so they go next, with the
+#: tests marked ``slow``.
 SLOW_FILES = (
     "batch/test_halueval_batch.py",
     "batch/test_rag_batch.py",
@@ -41,14 +70,8 @@ SLOW_FILES = (
     "halueval/test_halueval_official.py",
     "hardening/test_secrets.py",
     "llm/test_secrets.py",
-    "harpia/test_harpia_run.py",
-    "harpia/test_harpia_suite.py",
     "core/test_core_xdist.py",
     "core/test_core_run_memory.py",
-    # The real llama.cpp server (tests/local_models): minutes of model time each.
-    "local_models/test_local_judges.py",
-    "local_models/test_local_runs.py",
-    "local_models/test_llama_server.py",
 )
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ORGANIZATION")
@@ -81,14 +104,18 @@ def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
 
 
 def _slowness(item: pytest.Item) -> int:
-    if item.get_closest_marker("slow") is not None:
-        return 0
+    """The longest files in their listed order, then the slow tests, then the rest."""
     path = item.path.as_posix()
-    return 1 if any(path.endswith("tests/" + name) for name in SLOW_FILES) else 2
+    for rank, name in enumerate(LONGEST_FILES):
+        if path.endswith("tests/" + name):
+            return rank
+    if item.get_closest_marker("slow") is not None:
+        return len(LONGEST_FILES)
+    return len(LONGEST_FILES) + (1 if any(path.endswith("tests/" + name) for name in SLOW_FILES) else 2)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slow tests first (a stable sort: a file's tests stay together, in their order)."""
+    """Longest tests first (a stable sort: a file's tests stay together, in their order)."""
     items.sort(key=_slowness)
 
 
