@@ -204,7 +204,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     # Suite items (suite_items.py) put their result on the report; others lack the method.
     attach = getattr(item, "evals_attach_result", None)
     if attach is not None:
-        attach(report, call.when)
+        attach(report, call)
     return report
 
 

@@ -109,3 +109,43 @@ def test_a_large_run_leaves_its_heap_frozen_to_the_interpreter_at_exit(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=cases)
     assert (int((pytester.path / "freeze_at_exit.txt").read_text()) > 0) is frozen
+
+
+KEEPER_CONFTEST = """
+import pytest
+
+kept = []
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    # As pytest-rerunfailures does for every item, --reruns or not.
+    report = yield
+    if call.excinfo is not None:
+        kept.append((item.nodeid, call.excinfo))
+    return report
+
+def pytest_sessionfinish(session):
+    with open("frames.txt", "w", encoding="utf-8") as fh:
+        for nodeid, excinfo in kept:
+            tb, names = excinfo.tb, []
+            while tb is not None:
+                names.extend(tb.tb_frame.f_locals)
+                tb = tb.tb_next
+            fh.write(f"{nodeid} {type(excinfo.value).__name__} {len(names)}\\n")
+"""
+
+
+def test_a_case_failure_keeps_no_frame_locals_for_plugins_that_hold_it(pytester: pytest.Pytester) -> None:
+    # A plugin keeping every failure's ExceptionInfo kept every failed case's frames and
+    # their locals (the item, its result): 100 MB at 35,000 HaluEval cases.
+    jb_suite(pytester.path, "jb", rows())
+    pytester.makeconftest(KEEPER_CONFTEST)
+    pytester.makepyfile(test_user="def test_user_failure():\n    data = [1]\n    assert data == []\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "jb.eval.yaml", "test_user.py")
+    result.assert_outcomes(passed=2, failed=2)
+    lines = dict(line.split(" ", 1) for line in (pytester.path / "frames.txt").read_text(encoding="utf-8").splitlines())
+    kind, count = lines["jb.eval.yaml::missed"].split()
+    assert kind == "CaseFailure" and count == "0"
+    # A user's own failing test keeps its frames (--pdb, --showlocals after the report).
+    kind, count = lines["test_user.py::test_user_failure"].split()
+    assert kind == "AssertionError" and int(count) > 0
