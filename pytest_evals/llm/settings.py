@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm.bedrock_models import parse_model_aliases
@@ -128,6 +129,7 @@ class LLMSettings:
             # hex, which no encoding of the password reproduces.
             raw = urlsplit(self.configured_base_url or "").netloc.rpartition("@")[0]
             redact.register(raw.partition(":")[2])
+        register_query_credentials(self.configured_base_url or "")
 
     @property
     def base_url(self) -> str:
@@ -205,6 +207,22 @@ class LLMSettings:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+
+
+#: Query parameters of a base URL that carry a credential (a gateway's ``?key=``, a
+#: token, a signature); others (``api-version``) are ordinary text.
+_CREDENTIAL_PARAM = re.compile(r"key|token|secret|sig|pass|auth|credential|code", re.IGNORECASE)
+
+
+def register_query_credentials(url: str) -> None:
+    """Make the credentials in ``url``'s query string secrets of the redaction layer,
+    decoded and as typed: the command line (kept in a run folder's manifest), error
+    messages and logs quote the URL whole."""
+    for part in urlsplit(url).query.split("&"):
+        name, _, raw = part.partition("=")
+        if raw and _CREDENTIAL_PARAM.search(unquote(name)):
+            redact.register(raw)
+            redact.register(unquote_plus(raw))
 
 
 def display_url(url: str) -> str:

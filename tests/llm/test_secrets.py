@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evals.hardening import redaction as redact
 from pytest_evals.llm import LLMClient, LLMError, LLMSettings
 from pytest_evals.llm.secret import Secret
 from pytest_evals.testing.fake_openai import FakeOpenAI
@@ -123,3 +124,14 @@ def test_a_query_string_credential_stays_out_of_the_reported_settings() -> None:
     public = settings.public()
     assert public["base_url"] == "http://gw.example:8080/v1"
     assert "QUERYSECRET" not in repr(public) and "pw123" not in repr(public)
+
+
+def test_a_query_string_credential_is_a_secret_everywhere() -> None:
+    # The command line (a run folder's manifest.json), errors and logs quote the URL
+    # whole: a credential in its query is masked like the key, ordinary parameters stay.
+    redact.clear()
+    LLMSettings(configured_base_url="http://gw.example/v1?api-version=2024-02-01&key=QSEC%2BRET77&access_token=TOKVAL99")
+    shown = redact.redact("--evals-base-url http://gw.example/v1?api-version=2024-02-01&key=QSEC%2BRET77&access_token=TOKVAL99; QSEC+RET77")
+    assert "QSEC" not in shown and "TOKVAL99" not in shown
+    assert "api-version=2024-02-01" in shown
+    redact.clear()
