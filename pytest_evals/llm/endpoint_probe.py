@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 #: Seconds each GET may take: a server that cannot list its models this fast is busy
 #: enough that the first case will find out anyway.
@@ -103,12 +103,34 @@ def is_hosted(base_url: str) -> bool:
 
 
 def server_root(base_url: str) -> str:
-    """``http://host:8080/v1`` -> ``http://host:8080`` (where llama.cpp serves /props)."""
-    parts = urlsplit(base_url.rstrip("/"))
-    path = parts.path
+    """``http://host:8080/v1?key=S`` -> ``http://host:8080?key=S`` (where llama.cpp serves
+    /props; the query stays, it may be what lets a request through a gateway)."""
+    parts = urlsplit(base_url.strip())
+    path = parts.path.rstrip("/")
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """``path`` under ``base_url``, before its query string:
+    ``http://host/v1?key=S`` + ``/chat/completions`` -> ``http://host/v1/chat/completions?key=S``.
+
+    A gateway's query (Azure's ``?api-version=``, a proxy's ``?key=``) belongs to every
+    request; appended after it, the path would become part of the last parameter's value.
+    The fragment is never sent."""
+    parts = urlsplit(base_url.strip())
+    joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
+    return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
+
+
+def split_query(base_url: str) -> tuple[str, dict[str, str]]:
+    """(``base_url`` without query and fragment, its query parameters): for the openai
+    SDK, which appends request paths after a query left in its ``base_url`` and takes
+    the parameters as ``default_query`` instead. A repeated name keeps its last value."""
+    parts = urlsplit(base_url.strip())
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return base, dict(parse_qsl(parts.query, keep_blank_values=True))
 
 
 def _positive(value: Any, limit: int = MAX_CONTEXT) -> int | None:
@@ -199,20 +221,22 @@ def probe_endpoint_sync(
     headers = {"Accept": "application/json"}
     if authorization:
         headers["Authorization"] = authorization
-    base = base_url.rstrip("/")
+    models_url = endpoint_url(base_url, "/models")
     try:
-        status, data = _get(base + "/models", headers, timeout)
+        status, data = _get(models_url, headers, timeout)
     except (OSError, http.client.HTTPException, ValueError) as exc:
         return EndpointInfo(False, error=_describe(exc, timeout))
     if status in (502, 503, 504):
         # llama.cpp's server answers 503 on every endpoint while the model loads.
-        return EndpointInfo(False, error=f"HTTP {status} from {base}/models (loading?)")
+        # Named without its query string: a gateway's ?key= is a credential.
+        shown = urlunsplit(urlsplit(models_url)._replace(query=""))
+        return EndpointInfo(False, error=f"HTTP {status} from {shown} (loading?)")
     models, context = read_models(data) if status == 200 else ((), None)
     slots = None
     props_context = None
     if not is_hosted(base_url):
         with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
-            props_status, props = _get(server_root(base_url) + "/props", headers, timeout)
+            props_status, props = _get(endpoint_url(server_root(base_url), "/props"), headers, timeout)
             if props_status == 200:
                 slots, props_context = read_props(props)
     # Where the limits were read (a slot's context is what one request may use).

@@ -136,7 +136,9 @@ class LLMSettings:
         """The endpoint without credentials: what is requested, keyed and shown."""
         if self.provider == "bedrock" and not self.configured_base_url:
             return f"https://bedrock-runtime.{self.aws_region}.amazonaws.com"
-        return split_userinfo(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)[0].rstrip("/")
+        parts = urlsplit(split_userinfo(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)[0])
+        # No trailing slash before a query either (``/v1/?key=``): shown and keyed as ``/v1``.
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
 
     @property
     def authorization(self) -> str | None:

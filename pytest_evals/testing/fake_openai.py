@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 
@@ -190,6 +191,10 @@ class ServerConfig:
     #: When set, requests must carry ``Authorization: Bearer <require_key>`` (else 401,
     #: with an error body that repeats the key it was given, as some gateways do).
     require_key: str | None = None
+    #: When set (``name=value&...``), every API request (not the ``/_*`` introspection
+    #: endpoints) must carry these query parameters, as a gateway that takes
+    #: ``?api-version=`` or ``?key=``; else 401 naming the first one missing.
+    require_query: str = ""
     #: Append one JSON line per request to this file (works across processes).
     log_file: str | None = None
     #: Batch API (see fake_batches.py): seconds a batch stays in progress, share of
@@ -214,6 +219,7 @@ class ServerConfig:
         if callable(self.responder):
             data["responder"] = getattr(self.responder, "__name__", type(self.responder).__name__)
         data["require_key"] = "***" if self.require_key else None
+        data["require_query"] = "***" if self.require_query else ""
         return data
 
 
@@ -229,6 +235,9 @@ class _State:
         self.outcomes: Counter[str] = Counter()
         #: GETs of /v1/models and /props (not completions: not in received/outcomes).
         self.probes: Counter[str] = Counter()
+        #: API requests per path that carried ``require_query``, and those refused without it.
+        self.queried: Counter[str] = Counter()
+        self.query_refused = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.attempts_per_body: Counter[str] = Counter()
@@ -241,6 +250,8 @@ class _State:
             "answered": self.answered,
             "outcomes": dict(self.outcomes),
             "probes": dict(self.probes),
+            "queried": dict(self.queried),
+            "query_refused": self.query_refused,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "distinct_requests": len(self.attempts_per_body),
@@ -353,7 +364,7 @@ class FakeOpenAIApp:
     def build(self) -> web.Application:
         # Request bodies up to OpenAI's 200 MB batch input file (uploaded in one request)
         # plus form overhead: a 35,000-item HaluEval batch is ~82 MB.
-        app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[self._no_batch_api])
+        app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[self._required_query, self._no_batch_api])
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_post("/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
@@ -364,6 +375,24 @@ class FakeOpenAIApp:
         app.router.add_post("/_config", self.post_config)
         self.batches.routes(app)
         return app
+
+    @web.middleware
+    async def _required_query(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        wanted = self.config.require_query
+        if wanted and not request.path.startswith("/_"):
+            for name, value in parse_qsl(wanted, keep_blank_values=True):
+                if value not in request.query.getall(name, []):
+                    self.state.query_refused += 1
+                    return web.json_response(
+                        _error_body(
+                            f"missing or wrong query parameter {name!r}",
+                            "invalid_request_error",
+                            "invalid_api_key",
+                        ),
+                        status=401,
+                    )
+            self.state.queried[request.path] += 1
+        return await handler(request)
 
     @web.middleware
     async def _no_batch_api(self, request: web.Request, handler: Any) -> web.StreamResponse:

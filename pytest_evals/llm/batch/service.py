@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.llm.call_errors import LLMError
+from pytest_evals.llm.endpoint_probe import split_query
 from pytest_evals.llm.secret import redact
 
 if TYPE_CHECKING:
@@ -34,8 +35,11 @@ class BatchService:
             raise LLMError(f"the Batch API is OpenAI's only, not --evals-provider {settings.provider}'s")
         self.settings = settings
         key = settings.api_key.reveal() if settings.api_key else "no-key"
+        # The SDK would append each path after a query left in base_url.
+        base_url, query = split_query(settings.base_url)
         self._sdk = OpenAI(
-            base_url=settings.base_url,
+            base_url=base_url,
+            default_query=query or None,
             api_key=key,
             timeout=max(settings.timeout, 60.0),
             max_retries=settings.max_retries,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_evals.llm.endpoint_probe import endpoint_url, split_query
 from pytest_evals.llm.retry import AttemptError, status_error
 from pytest_evals.llm.settings import LLMSettings
 
@@ -261,7 +262,7 @@ class AiohttpTransport:
             # The client enforces the deadline around the whole attempt.
             timeout=aiohttp.ClientTimeout(total=None),
         )
-        self._url = base_url + "/chat/completions"
+        self._url = endpoint_url(base_url, "/chat/completions")
 
     async def send(self, body: dict[str, Any]) -> Completion:
         return await self.post(json.dumps(body).encode(), str(body.get("model")))
@@ -314,9 +315,12 @@ class OpenAITransport:
             limits=_limits(settings.concurrency), event_hooks={"response": [self._cap_body]}
         )
         authorization = settings.authorization
+        # The SDK would append each path after a query left in base_url.
+        base_url, query = split_query(settings.base_url)
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key.reveal() if settings.api_key else NO_KEY,
-            base_url=settings.base_url,
+            base_url=base_url,
+            default_query=query or None,
             max_retries=0,
             timeout=settings.timeout,
             http_client=http_client,

@@ -296,8 +296,12 @@ async def _serve() -> None:
     if first is None or first[0] != SETUP:
         return
     setup = loads(first[2])
+    # This process stores answers too (the cache's writes): it masks what it knows, the
+    # key and a gateway's ?key= in the base URL alike.
+    from pytest_evals.llm.settings import register_query_credentials
+
+    register_query_credentials(setup["base_url"])
     if setup["authorization"]:
-        # This process stores answers too (the cache's writes): it masks what it knows.
         from pytest_evals.hardening import redaction
 
         redaction.register_header_value(setup["authorization"])
