@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evals.llm.endpoint_probe import endpoint_url, probe_endpoint_sync, server_root, split_query
+from pytest_evals.llm.endpoint_probe import (
+    endpoint_url,
+    probe_endpoint_sync,
+    server_root,
+    split_query,
+)
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .helpers import probe_suite
