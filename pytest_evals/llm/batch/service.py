@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_evals.llm.call_errors import LLMError
-from pytest_evals.llm.endpoint_probe import split_query
 from pytest_evals.llm.secret import redact
 
 if TYPE_CHECKING:
@@ -29,6 +28,8 @@ class NoBatchAPI(LLMError):
 class BatchService:
     def __init__(self, settings: LLMSettings) -> None:
         from openai import OpenAI
+
+        from pytest_evals.llm.endpoint_probe import split_query
 
         if settings.provider != "openai":
             # Its files and batches calls carry the OpenAI key as Bearer and every prompt.

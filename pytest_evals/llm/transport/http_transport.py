@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_evals.llm.endpoint_probe import endpoint_url, split_query
 from pytest_evals.llm.retry import AttemptError, status_error
 from pytest_evals.llm.settings import LLMSettings
 
@@ -251,6 +250,8 @@ class AiohttpTransport:
         """Also called in the helper process (see process_transport.py), which has no settings object."""
         import aiohttp
 
+        from pytest_evals.llm.endpoint_probe import endpoint_url
+
         self._aiohttp = aiohttp
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if authorization:
@@ -308,6 +309,8 @@ class OpenAITransport:
     cache_ops = None  # the client's ResponseCache applies claims and stores
     def __init__(self, settings: LLMSettings) -> None:
         import openai
+
+        from pytest_evals.llm.endpoint_probe import split_query
 
         self._openai = openai
         self._max_body = settings.max_body_bytes
