@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evals.cli.main import main
+from pytest_evals.llm.batch import ledger
+from pytest_evals.llm.batch.service import BatchService
 from pytest_evals.llm.endpoint_probe import (
     endpoint_url,
     probe_endpoint_sync,
     server_root,
     split_query,
 )
+from pytest_evals.llm.settings import LLMSettings, display_url
 from pytest_evals.testing.fake_openai import FakeOpenAI
 
 from .helpers import probe_suite
@@ -142,3 +146,39 @@ def test_the_batch_api_is_asked_with_the_query(
     summary = json.loads(out.read_text(encoding="utf-8"))
     assert summary["suites"][0]["cases"]["errors"] == 0
     no_key_written(pytester, result)
+
+
+def test_batch_status_and_cancel_reach_a_gateway_through_the_given_url(
+    server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ledger records the endpoint without its query (the key is a secret); the CLI
+    asks with the query of ``--base-url`` or ``OPENAI_BASE_URL`` when it is that endpoint."""
+    base = query_url(server)
+    server.configure(batch_delay=600)  # stays in progress
+    service = BatchService(LLMSettings(configured_base_url=base))
+    lines = tmp_path / "in.jsonl"
+    body = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+    lines.write_text(json.dumps({"custom_id": "k1", "method": "POST", "url": "/v1/chat/completions", "body": body}) + "\n")
+    batch = service.create(service.upload(lines), {})
+    service.close()
+    cache = tmp_path / "cache"
+    job = ledger.Job.new(display_url(LLMSettings(configured_base_url=base).base_url), "run", 1, lines, {"k1": ["n"]}, 1)
+    job.status, job.batch_id = "submitted", batch.id
+    job.save(cache)
+    assert job.base_url == server.base_url
+
+    def status(*extra: str) -> dict[str, object]:
+        assert main(["batch", "status", "--cache-dir", str(cache), "--json", *extra]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        return dict(row)
+
+    assert "status unavailable" in str(status()["note"])  # the recorded URL alone: refused
+    assert status("--base-url", base)["batch_status"] == "in_progress"
+    monkeypatch.setenv("OPENAI_BASE_URL", base)
+    assert status()["batch_status"] == "in_progress"
+    # Another endpoint's URL is not used for this job.
+    assert "status unavailable" in str(status("--base-url", "http://127.0.0.1:9/v1?key=QSECRET")["note"])
+    assert main(["batch", "cancel", "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr()
+    assert f"{batch.id}: cancelling" in out.out and "QSECRET" not in out.out + out.err
+    assert server.stats()["batches_cancelled"] == 1

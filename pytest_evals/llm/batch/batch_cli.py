@@ -29,6 +29,12 @@ def register(subparsers: Any) -> None:
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("--cache-dir", help="response cache root (default: as pytest --evals-cache-dir would use)")
         p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
+        p.add_argument(
+            "--base-url",
+            help="the endpoint as given to pytest, with its query string or credentials (a gateway's "
+            "?key=), which the ledger does not keep; used for the jobs of that endpoint "
+            "(default: OPENAI_BASE_URL)",
+        )
         if name == "status":
             p.add_argument("--json", action="store_true", help="print the jobs as JSON")
             p.add_argument("--no-refresh", action="store_true", help="show the ledger only, ask the provider nothing")
@@ -45,23 +51,30 @@ def _cache_dir(args: argparse.Namespace) -> Path:
     return Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
 
 
-def _service(base_url: str, key_env: str) -> Any:
+def _service(base_url: str, args: argparse.Namespace) -> Any:
+    """The service of a job recorded under ``base_url`` (shown form: no credentials, no
+    query string): the URL given (``--base-url``, else ``OPENAI_BASE_URL``) when it is the
+    same endpoint, since a gateway may need its ``?key=`` or userinfo on every request."""
     from pytest_evals.llm.batch.service import BatchService
     from pytest_evals.llm.secret import Secret
-    from pytest_evals.llm.settings import LLMSettings
+    from pytest_evals.llm.settings import LLMSettings, display_url
 
-    key = os.environ.get(key_env) or ""
+    key = os.environ.get(args.api_key_env) or ""
+    given = args.base_url or os.environ.get("OPENAI_BASE_URL") or ""
+    # Settings register the given URL's credentials as secrets: messages stay masked.
+    if given and display_url(LLMSettings(configured_base_url=given).base_url) == base_url:
+        base_url = given
     return BatchService(LLMSettings(configured_base_url=base_url, api_key=Secret(key) if key else None))
 
 
-def _live(jobs: list[ledger.Job], key_env: str) -> dict[str, Any]:
+def _live(jobs: list[ledger.Job], args: argparse.Namespace) -> dict[str, Any]:
     """batch id -> the provider's batch object (pending jobs only); errors are shown, not fatal."""
     out: dict[str, Any] = {}
     services: dict[str, Any] = {}
     for job in jobs:
         if not job.pending or not job.batch_id:
             continue
-        service = services.get(job.base_url) or services.setdefault(job.base_url, _service(job.base_url, key_env))
+        service = services.get(job.base_url) or services.setdefault(job.base_url, _service(job.base_url, args))
         try:
             out[job.batch_id] = service.retrieve(job.batch_id)
         except Exception as exc:
@@ -74,7 +87,7 @@ def _live(jobs: list[ledger.Job], key_env: str) -> dict[str, Any]:
 def _status(args: argparse.Namespace) -> int:
     cache_dir = _cache_dir(args)
     jobs = ledger.load_jobs(cache_dir)
-    live = {} if args.no_refresh else _live(jobs, args.api_key_env)
+    live = {} if args.no_refresh else _live(jobs, args)
     rows = []
     for job in jobs:
         row = {
@@ -131,7 +144,7 @@ def _cancel(args: argparse.Namespace) -> int:
     status = 0
     for job in jobs:
         assert job.batch_id is not None
-        service = _service(job.base_url, args.api_key_env)
+        service = _service(job.base_url, args)
         try:
             batch = service.cancel(job.batch_id)
             print(f"{job.batch_id}: {batch.status}")
