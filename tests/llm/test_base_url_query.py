@@ -95,6 +95,22 @@ def test_a_suite_through_a_gateway_with_a_query_gets_answers(
     no_key_written(pytester, result)
 
 
+@pytest.mark.parametrize("given_as", ["ini", "env"])
+def test_the_query_is_kept_from_the_ini_key_and_the_environment(
+    pytester: pytest.Pytester, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, given_as: str
+) -> None:
+    base = query_url(server)
+    probe_suite(pytester, ["a", "b", "c"])
+    if given_as == "ini":
+        pytester.makeini(f"[pytest]\nevals_base_url = {base}\n")
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", base)
+    result = pytester.runpytest("--evals-model", "m", "--evals-cache-dir", str(pytester.path / "cache"))
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert server.stats()["queried"]["/v1/chat/completions"] == 3
+    assert "QSECRET" not in result.stdout.str() + result.stderr.str()
+
+
 def test_the_endpoint_probe_asks_models_and_props_with_the_query(server: FakeOpenAI) -> None:
     base = query_url(server)
     server.configure(served_models="served-model", server_kind="llama.cpp", slots=3, max_context=2048)
