@@ -53,9 +53,13 @@ def _orjson_safe(value: Any, depth: int) -> bool:
         return False
     if kind is dict:
         for key, item in value.items():
-            if type(key) is not str or not _orjson_safe(item, depth + 1):
+            # Strings inline: most values are, and a call per value was most of the cost.
+            if type(key) is not str or (type(item) is not str and not _orjson_safe(item, depth + 1)):
                 return False
         return True
     if kind is list or kind is tuple:
-        return all(_orjson_safe(item, depth + 1) for item in value)
+        for item in value:
+            if type(item) is not str and not _orjson_safe(item, depth + 1):
+                return False
+        return True
     return False
