@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import socket
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_evals.hardening import redaction
 from pytest_evals.llm.cache_format import FORMAT_VERSION, IN_ROW, data_disk, settings_problem
+from pytest_evals.model.canonical_json import canonical_json
 
 if TYPE_CHECKING:
     import diskcache
@@ -94,14 +94,10 @@ def problems() -> list[str]:
 
 def cache_key(payload: Mapping[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the request's semantic fields."""
-    text = json.dumps(
-        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    # "surrogatepass": a lone surrogate (from data decoded with surrogateescape, or a
-    # JSON "\ud800") has no UTF-8 form and raised here. Its surrogatepass bytes are
-    # invalid UTF-8, so no valid string shares them: keys stay distinct, and every key
-    # of valid text is what it was.
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    # Lone surrogates (from data decoded with surrogateescape, or a JSON "\ud800") are
+    # written surrogatepass: invalid UTF-8, so no valid string shares their bytes, and
+    # every key of valid text is what it was.
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ chance that two different inputs share one far below one in a billion per suite.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Collection, Mapping
 from typing import Any
+
+from pytest_evals.model.canonical_json import canonical_json
 
 #: Hex digits kept of the SHA-256.
 DIGITS = 16
@@ -22,8 +23,7 @@ DIGITS = 16
 
 def fingerprint(value: Any) -> str:
     """The hash of ``value`` as canonical JSON (values JSON cannot hold as their text)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:DIGITS]
+    return hashlib.sha256(canonical_json(value)).hexdigest()[:DIGITS]
 
 
 def input_part(record: Any, input_fields: Collection[str] | None, output_fields: Collection[str]) -> Any:

@@ -118,7 +118,8 @@ async def ask(
     fields = _fields(item, request.with_knowledge)
 
     def render(values: dict[str, str]) -> list[dict[str, Any]]:
-        return prompts.messages(item.model_copy(update=values), output)
+        # Uncut values are the item's own (the same strings): no copy of the item.
+        return prompts.messages(item if values == fields else item.model_copy(update=values), output)
 
     def fitted(limit: int | None, ratio: float) -> tuple[list[dict[str, Any]], Truncation | None]:
         if limit is None or request.truncate == "none":
