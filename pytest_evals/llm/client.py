@@ -440,7 +440,7 @@ class LLMClient:
 
     def key_for(self, body: Mapping[str, Any], *, repeat: int = 0, attempt: int = 0) -> str:
         """Cache key: endpoint, body (model, messages, sampling, format, extras), repeat, attempt."""
-        fields = {"base_url": self.settings.base_url, "body": body, "repeat": repeat, "attempt": attempt}
+        fields = {"base_url": self.settings.keyed_base_url, "body": body, "repeat": repeat, "attempt": attempt}
         fields.update(self.settings.key_fields(body))  # the provider's (none for OpenAI's)
         return cache_key(fields)
 

@@ -12,6 +12,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
@@ -133,12 +134,17 @@ class LLMSettings:
 
     @property
     def base_url(self) -> str:
-        """The endpoint without credentials: what is requested, keyed and shown."""
+        """The endpoint without the URL's user and password: what is requested."""
         if self.provider == "bedrock" and not self.configured_base_url:
             return f"https://bedrock-runtime.{self.aws_region}.amazonaws.com"
-        parts = urlsplit(split_userinfo(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)[0])
-        # No trailing slash before a query either (``/v1/?key=``): shown and keyed as ``/v1``.
-        return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
+        return _requested_url(self.configured_base_url or OPENAI_DEFAULT_BASE_URL)
+
+    @property
+    def keyed_base_url(self) -> str:
+        """The endpoint as the response cache keys it: without any credential, so a
+        rotated ``?key=`` (like a changed password or API key) finds the answers paid for
+        with the old one; other parameters (``api-version``) still tell endpoints apart."""
+        return _without_query_credentials(self.base_url)
 
     @property
     def authorization(self) -> str | None:
@@ -225,6 +231,23 @@ def register_query_credentials(url: str) -> None:
         if raw and _CREDENTIAL_PARAM.search(unquote(name)):
             redact.register(raw)
             redact.register(unquote_plus(raw))
+
+
+@lru_cache(maxsize=16)
+def _requested_url(url: str) -> str:
+    # Asked for on every request: parsed once per URL.
+    parts = urlsplit(split_userinfo(url)[0])
+    # No trailing slash before a query either (``/v1/?key=``): shown and keyed as ``/v1``.
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
+
+
+@lru_cache(maxsize=16)
+def _without_query_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [p for p in parts.query.split("&") if not _CREDENTIAL_PARAM.search(unquote(p.partition("=")[0]))]
+    return urlunsplit(parts._replace(query="&".join(kept)))
 
 
 def display_url(url: str) -> str:

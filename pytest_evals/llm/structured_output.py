@@ -103,7 +103,7 @@ class EndpointFormats:
         """The endpoint and the model the request names (the client's own by default).
         Hashed: the file must not hold an endpoint's credentials or query string."""
         name = model or llm.model
-        return hashlib.sha256(f"{llm.settings.base_url}\0{name}".encode()).hexdigest()[:32]
+        return hashlib.sha256(f"{llm.settings.keyed_base_url}\0{name}".encode()).hexdigest()[:32]
 
     def level(self, llm: LLMClient, model: str | None = None) -> Level:
         key = self._key(llm, model)

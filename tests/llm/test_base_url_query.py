@@ -198,3 +198,35 @@ def test_batch_status_and_cancel_reach_a_gateway_through_the_given_url(
     out = capsys.readouterr()
     assert f"{batch.id}: cancelling" in out.out and "QSECRET" not in out.out + out.err
     assert server.stats()["batches_cancelled"] == 1
+
+
+def test_a_rotated_query_key_finds_the_answers_paid_for_with_the_old_one(
+    pytester: pytest.Pytester, server: FakeOpenAI
+) -> None:
+    # Like a changed password in the URL or a new API key: the credential is not part of
+    # what was asked. Another api-version is another endpoint: asked again.
+    prompts = [f"q{i}" for i in range(4)]
+    probe_suite(pytester, prompts)
+
+    def run(query: str) -> pytest.RunResult:
+        server.configure(require_query=query)
+        return pytester.runpytest(
+            "--evals-base-url", f"{server.base_url}?{query}", "--evals-model", "m",
+            "--evals-cache-dir", str(pytester.path / "cache"), "-p", "no:cacheprovider",
+        )  # fmt: skip
+
+    assert run("api-version=1&key=OLDKEY").ret == 0
+    assert server.stats()["answered"] == len(prompts)
+    assert run("api-version=1&key=NEWKEY").ret == 0
+    assert server.stats()["answered"] == len(prompts)  # every answer from the cache
+    assert run("api-version=2&key=NEWKEY").ret == 0
+    assert server.stats()["answered"] == 2 * len(prompts)
+
+
+def test_the_cache_key_leaves_out_only_the_querys_credentials() -> None:
+    def keyed(url: str) -> str:
+        return LLMSettings(configured_base_url=url).keyed_base_url
+
+    assert keyed("http://u:pw@h/v1/?api-version=1&key=S&sig=T&x-token=U") == "http://h/v1?api-version=1"
+    assert keyed("http://h/v1?Api_Key=S&deployment=d") == "http://h/v1?deployment=d"
+    assert keyed("http://h/v1") == "http://h/v1"
