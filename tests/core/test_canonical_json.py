@@ -51,7 +51,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(values)
 def test_canonical_json_is_the_standard_librarys_text(value: Any) -> None:
     assert canonical_json(value) == reference(value)
