@@ -112,7 +112,11 @@ class Prefetcher:
         self.ctx = ctx
         self.window = max(1, window)
         self._index: dict[str, int] = {}
-        self._futures: list[concurrent.futures.Future[CaseResult]] = []
+        #: The futures of the cases in the window, made by whichever thread asks first
+        #: and dropped once delivered. One per case up front was 1.6 kB a case (a Future
+        #: holds a Condition): 56 MB at the start of a 35,000-case run.
+        self._futures: dict[int, concurrent.futures.Future[CaseResult]] = {}
+        self._delivered = bytearray()
         self._released = -1
         self._release_sent = -1
         self._batch = max(1, min(32, self.window // 8))
@@ -124,7 +128,7 @@ class Prefetcher:
         if not jobs:
             return
         self._index = {nodeid: i for i, (nodeid, *_rest) in enumerate(jobs)}
-        self._futures = [concurrent.futures.Future() for _ in jobs]
+        self._delivered = bytearray(len(jobs))
         self._feeder = self.ctx.engine.submit(self._feed(list(jobs)))
 
     async def _feed(self, jobs: list[tuple[str, Task[Any], CaseRef, int]]) -> None:
@@ -143,8 +147,16 @@ class Prefetcher:
         if running:
             await asyncio.gather(*running, return_exceptions=True)
 
+    def _future(self, i: int) -> concurrent.futures.Future[CaseResult]:
+        fut = self._futures.get(i)
+        if fut is None:
+            # setdefault is one atomic step: the engine thread and pytest's thread may
+            # both ask for case i first, and must get the same future.
+            fut = self._futures.setdefault(i, concurrent.futures.Future())
+        return fut
+
     async def _one(self, i: int, task: Task[Any], ref: CaseRef, index: int) -> None:
-        fut = self._futures[i]
+        fut = self._future(i)
         try:
             result = await evaluate_case(task, ref, self.ctx, index)
         except BaseException as exc:  # cancelled at shutdown
@@ -160,7 +172,7 @@ class Prefetcher:
     def delivered(self, nodeid: str) -> bool:
         """Its result was already handed out: a second request (a rerun of the item,
         pytest-rerunfailures) has nothing left to wait for here."""
-        return self._futures[self._index[nodeid]] is _DONE
+        return self._delivered[self._index[nodeid]] == 1
 
     def _release_upto(self, i: int) -> None:
         # Items consume in order; a skipped or deselected item never consumes, so
@@ -177,7 +189,7 @@ class Prefetcher:
 
     def result(self, nodeid: str, timeout: float) -> CaseResult:
         i = self._index[nodeid]
-        fut = self._futures[i]
+        fut = self._future(i)
         if not fut.done():
             # The feeder may be waiting for slots to reach this case: free the slots of
             # everything already consumed before waiting.
@@ -189,7 +201,8 @@ class Prefetcher:
                 f"no result after {timeout:g} s (raise ini evals_case_timeout if cases are this slow)"
             ) from None
         finally:
-            self._futures[i] = _DONE
+            self._delivered[i] = 1
+            self._futures.pop(i, None)
             # Waking the loop thread costs a system call; when results are ready ahead
             # of the items, hand slots back in batches instead of one per item.
             if i - self._release_sent >= self._batch:
@@ -199,5 +212,3 @@ class Prefetcher:
         if self._feeder is not None:
             self._feeder.cancel()
 
-
-_DONE: concurrent.futures.Future[Any] = concurrent.futures.Future()
