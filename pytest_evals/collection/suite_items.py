@@ -222,9 +222,10 @@ class CaseItem(pytest.Item):
             # The frames that ran the failing phase (pytest's call_and_report) were still
             # running above: now they are done, and each holds that phase's CallInfo,
             # whose traceback leads back to them. Such a cycle outlived every failing
-            # case until the garbage collector found it: at 2,000 HaluEval cases with
-            # half failing, 50,000 objects and a fifth of a cold run's CPU spent in
-            # collections. Cleared, the failure is freed when its last user lets go.
+            # case until the garbage collector found it (at 2,000 HaluEval cases with
+            # half failing, 51,000 objects; a large run's heap freezer could even freeze
+            # them for the rest of the run). Cleared, the failure is freed when its last
+            # user lets go.
             clear_finished_callers(self._evals_failure_tb)
             self._evals_failure_tb = None
         result = self.evals_result
