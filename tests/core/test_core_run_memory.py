@@ -181,8 +181,8 @@ def test_failed_cases_leave_no_cycles_for_the_garbage_collector(
 ) -> None:
     # pytest's call_and_report frame holds the phase's CallInfo, whose traceback leads
     # back to that frame: every failure was a cycle of ~50 objects that only a collection
-    # freed. A user's test keeps
-    # pytest's behaviour, which is how this check shows it can see such cycles.
+    # freed. A user's failing test keeps pytest's behaviour, which is how this check
+    # shows it can see such cycles.
     jb_suite(pytester.path, "jb", [*rows(), *(jb(True, False, case_id=f"m{i}", question=f"q{i}") for i in range(6))])
     pytester.makeconftest(GARBAGE_CONFTEST)
     pytester.makepyfile(test_user="def test_first():\n    assert [1] == []\n\ndef test_second():\n    assert [2] == []\n")
