@@ -227,10 +227,15 @@ def register_query_credentials(url: str) -> None:
     decoded and as typed: the command line (kept in a run folder's manifest), error
     messages and logs quote the URL whole."""
     for part in urlsplit(url).query.split("&"):
-        name, _, raw = part.partition("=")
-        if raw and _CREDENTIAL_PARAM.search(unquote(name)):
+        raw = part.partition("=")[2]
+        if raw and _is_credential(part):
             redact.register(raw)
             redact.register(unquote_plus(raw))
+
+
+def _is_credential(part: str) -> bool:
+    """Whether one ``name=value`` of a query string carries a credential (by its name)."""
+    return _CREDENTIAL_PARAM.search(unquote(part.partition("=")[0])) is not None
 
 
 @lru_cache(maxsize=16)
@@ -246,7 +251,7 @@ def _without_query_credentials(url: str) -> str:
     parts = urlsplit(url)
     if not parts.query:
         return url
-    kept = [p for p in parts.query.split("&") if not _CREDENTIAL_PARAM.search(unquote(p.partition("=")[0]))]
+    kept = [part for part in parts.query.split("&") if not _is_credential(part)]
     return urlunsplit(parts._replace(query="&".join(kept)))
 
 
