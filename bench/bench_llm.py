@@ -9,7 +9,8 @@ in the same run:
     python bench/bench_llm.py --pytest            # + whole pytest runs (plain and -n 2)
     python bench/bench_llm.py --pytest-only --rounds 3   # the whole pytest runs alone
     python bench/bench_llm.py --pytest-only --quick      # 500 cases, one round
-    python bench/bench_llm.py --transport-pair    # process vs aiohttp, paired whole runs
+    python bench/bench_llm.py --transport-pair    # lean vs aiohttp, paired whole runs
+    python bench/bench_llm.py --transport-pair process,aiohttp   # any two transports
 
 Goals: the client reaches at least 0.85x the baseline's throughput (single process).
 Whole ``python -m pytest`` processes of a HaluEval QA suite with the same requests
@@ -32,10 +33,10 @@ lean``: autoloading off, xdist, pytest-html and pytest_evals by ``-p``), as a ve
 with only the project's extras would; ``--plugins all`` loads every installed one.
 Every variant must reach the same pass/fail counts.
 
-(d) ``--transport-pair``: the same cold whole run (100 ms) with ``--evals-transport
-    process`` and with ``--evals-transport aiohttp``, paired in alternating rounds
-    (the order flips every round): process / aiohttp wall time, min/median/max. The
-    helper process earns its place as the default only if every round is below 0.95x.
+(d) ``--transport-pair A,B`` (default ``lean,aiohttp``): the same cold whole run (100 ms)
+    with ``--evals-transport A`` and with ``--evals-transport B``, paired in alternating
+    rounds (the order flips every round): A / B wall time, min/median/max. A transport
+    earns its place as the default only if every round is below 0.95x.
 
 Rounds alternate the variants (a noisy machine hits them alike); medians are reported.
 Run it in an environment without unrelated pytest plugins: each one's import is part
@@ -175,8 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--transport-pair",
-        action="store_true",
-        help="only (d): paired whole runs, --evals-transport process vs aiohttp",
+        nargs="?",
+        const="lean,aiohttp",
+        metavar="A,B",
+        help="only (d): paired whole runs, --evals-transport A vs B (default lean,aiohttp)",
     )
     args = ap.parse_args(argv)
     if args.quick:
@@ -286,7 +289,7 @@ def _halueval_data() -> Path | None:
 
 
 def bench_transport_pair(args: argparse.Namespace) -> int:
-    """(d): cold whole runs, ``--evals-transport process`` / ``aiohttp``, paired in rounds."""
+    """(d): cold whole runs, ``--evals-transport A`` / ``B``, paired in rounds."""
     data_dir = _halueval_data()
     if data_dir is None:
         return 0
@@ -296,9 +299,13 @@ def bench_transport_pair(args: argparse.Namespace) -> int:
         f"{args.latency * 1000:.0f} ms, {c} in flight, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.1f}, {args.rounds} rounds (the order flips every round)"
     )
-    variants = ("process", "aiohttp")
+    first, _, second = str(args.transport_pair).partition(",")
+    variants = (first.strip(), second.strip())
+    if not all(variants) or variants[0] == variants[1]:
+        raise SystemExit(f"--transport-pair {args.transport_pair!r}: name two transports, e.g. lean,aiohttp")
     times: dict[str, list[float]] = {v: [] for v in variants}
     ratios: list[float] = []
+    plugins = _plugin_args(args.plugins)
     with tempfile.TemporaryDirectory() as work, spawn_fake_openai(latency=args.latency, responder="yes") as server:
         root = Path(work)
         (root / "halueval.eval.yaml").write_text(HALUEVAL_SUITE.format(data_dir=data_dir, n=n))
@@ -309,23 +316,21 @@ def bench_transport_pair(args: argparse.Namespace) -> int:
                 run_args = ["halueval.eval.yaml", "--evals-base-url", server.base_url]
                 run_args += ["--evals-cache-dir", str(root / f"cache-{variant}-{r}"), "--evals-concurrency", str(c)]
                 run_args += ["--evals-transport", variant, f"--evals-json={summary}"]
-                elapsed, last = _pytest_process(root, *run_args)
+                elapsed, last = _pytest_process(root, *plugins.evals, *run_args)
                 llm = json.loads(summary.read_text())["llm"]
                 # Both variants did the same work, and each used the transport it names.
                 assert llm["requests"] == n, (variant, llm["requests"])
                 assert (llm["helper_processes"] > 0) == (variant == "process"), (variant, llm)
                 assert outcome.setdefault("last", _outcome(last)) == _outcome(last), (outcome, last)
                 times[variant].append(elapsed)
-            ratios.append(times["process"][-1] / times["aiohttp"][-1])
-            print(
-                f"  round {r + 1}: process {times['process'][-1]:6.2f} s  aiohttp {times['aiohttp'][-1]:6.2f} s"
-                f"  ratio {ratios[-1]:.3f}x"
-            )
+            a, b = variants
+            ratios.append(times[a][-1] / times[b][-1])
+            print(f"  round {r + 1}: {a} {times[a][-1]:6.2f} s  {b} {times[b][-1]:6.2f} s  ratio {ratios[-1]:.3f}x")
     med = statistics.median
     for variant in variants:
         print(f"    --evals-transport {variant:8s} {med(times[variant]):6.2f} s  (min {min(times[variant]):.2f})")
     print(
-        f"  (d) whole run, process / aiohttp transport: median {med(ratios):.3f}x  "
+        f"  (d) whole run, {variants[0]} / {variants[1]} transport: median {med(ratios):.3f}x  "
         f"(min {min(ratios):.3f}, max {max(ratios):.3f}; below 0.95x in every round: "
         f"{'yes' if max(ratios) < 0.95 else 'no'})"
     )

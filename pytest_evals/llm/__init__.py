@@ -1,8 +1,8 @@
 """The LLM layer: a cached, concurrent, retrying OpenAI-compatible client and judges.
 
 Owns everything that talks to a model: the client (:mod:`.client`) and what sends its
-requests (:mod:`.transport`: aiohttp or the openai SDK in this process, or aiohttp in a
-helper process), retries (:mod:`.retry`), the adaptive concurrency limit
+requests (:mod:`.transport`: a lean HTTP/1.1 client for ``http://`` endpoints, aiohttp or the
+openai SDK in this process, or aiohttp in a helper process), retries (:mod:`.retry`), the adaptive concurrency limit
 (:mod:`.limiter`), the response cache (:mod:`.cache`), settings and options
 (:mod:`.settings`, :mod:`.llm_options`), the API key (:mod:`.secret`), usage and prices
 (:mod:`.call_stats`, :mod:`.pricing`, :mod:`.tokens`), the judges (:mod:`.judge`, the

@@ -83,8 +83,9 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "--evals-transport",
         choices=TRANSPORTS,
-        help="HTTP path: auto (default: aiohttp in this process), aiohttp, process (aiohttp "
-        "in a helper process on another core) or openai (the SDK)",
+        help="HTTP path: auto (default: lean for http://, aiohttp for https://), lean (a "
+        "minimal HTTP/1.1 client, http:// only), aiohttp, process (aiohttp in a helper "
+        "process on another core) or openai (the SDK)",
     )
     add(
         "--evals-cache-dir",
@@ -145,7 +146,7 @@ def add_options(parser: pytest.Parser) -> None:
     ini("evals_temperature", "default temperature", default="")
     ini("evals_model_seed", "seed sent to the model", default="")
     ini("evals_concurrency", "model requests in flight per process", default="")
-    ini("evals_transport", "auto, process, aiohttp or openai", default="")
+    ini("evals_transport", "auto, lean, aiohttp, process or openai", default="")
     ini("evals_structured_output", "auto or off (see --evals-structured-output)", default="")
     ini("evals_max_response_bytes", "largest response body read from the endpoint (default 16 MiB)", default="")
     ini("evals_cache_dir", "response cache root", default="")

@@ -37,8 +37,8 @@ CACHE_DIR_ENV = "PYTEST_EVALS_CACHE_DIR"
 #: A chat completion is kilobytes; 16 MiB leaves room for long replies and logprobs.
 DEFAULT_MAX_BODY_BYTES = 16 * 2**20
 
-Transport = Literal["auto", "process", "openai", "aiohttp"]
-TRANSPORTS: tuple[str, ...] = ("auto", "process", "openai", "aiohttp")
+Transport = Literal["auto", "process", "openai", "aiohttp", "lean"]
+TRANSPORTS: tuple[str, ...] = ("auto", "process", "openai", "aiohttp", "lean")
 #: ``openai``: any OpenAI-compatible endpoint; ``bedrock``: AWS Bedrock's Converse API
 #: through botocore (llm/transport/bedrock_transport.py).
 Provider = Literal["openai", "bedrock"]
@@ -123,6 +123,15 @@ class LLMSettings:
             raise ValueError(f"--evals-outage-wait cannot be negative, got {self.outage_wait}")
         if self.max_body_bytes < 1:
             raise ValueError(f"evals_max_response_bytes must be positive, got {self.max_body_bytes}")
+        if self.api_key and any(c in self.api_key.reveal() for c in "\r\n\0"):
+            # No HTTP header may carry it (each transport would fail differently, some
+            # quoting the header); a key read from a file often ends in a newline. The
+            # key itself is never repeated here.
+            raise ValueError(
+                f"the API key (environment variable {self.api_key_env}) holds a line break or "
+                "a NUL character, which no HTTP header may carry: remove it (a key file's last "
+                "newline?)"
+            )
         userinfo = split_userinfo(self.configured_base_url or "")[1]
         if userinfo is not None:
             redact.register_userinfo(*userinfo)

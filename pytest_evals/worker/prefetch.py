@@ -139,10 +139,13 @@ class Prefetcher:
             t = asyncio.ensure_future(self._one(i, task, ref, index))
             running.add(t)
             t.add_done_callback(running.discard)
-            if i < self.window and i % 16 == 15:
-                # Let the first cases reach the network before starting the rest of the
-                # window: otherwise the first request waits until the whole window has
-                # been loaded and claimed (about 0.1 s for 256 judge prompts).
+            if i < self.window:
+                # Filling the first window is ~1 ms of CPU per case (load, prompt, keys,
+                # claim): one case per loop turn lets the replies of the first requests
+                # be read (and their slots go to the next requests) while it fills, not
+                # after it. Starting 16 per turn, the first case of 2,000 judge prompts at
+                # 100 ms was done 0.36 s after the start; one per turn, 0.12 s, and the
+                # last item ~50 ms sooner (medians of 5 alternating pairs).
                 await asyncio.sleep(0)
         if running:
             await asyncio.gather(*running, return_exceptions=True)

@@ -11,7 +11,7 @@ from tests.llm.helpers import probe_suite
 from .hostile import HostileServer
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_an_endless_body_is_one_error_and_the_rest_runs(
     pytester: pytest.Pytester, hostile: HostileServer, tmp_path: Path, transport: str
 ) -> None:

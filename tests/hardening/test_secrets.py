@@ -84,8 +84,8 @@ raters:
 
 @pytest.mark.parametrize(
     ("transport", "xdist"),
-    [("process", False), ("process", True), ("aiohttp", False), ("aiohttp", True), ("openai", False)],
-    ids=["process", "process-n2", "aiohttp", "aiohttp-n2", "openai"],
+    [("process", False), ("process", True), ("aiohttp", False), ("aiohttp", True), ("lean", False), ("openai", False)],
+    ids=["process", "process-n2", "aiohttp", "aiohttp-n2", "lean", "openai"],
 )
 def test_no_secret_in_any_written_file(
     pytester: pytest.Pytester,

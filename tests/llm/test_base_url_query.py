@@ -66,7 +66,7 @@ def test_split_query_gives_the_sdk_a_clean_base_and_its_parameters() -> None:
 
 @pytest.mark.parametrize(
     ("transport", "workers"),
-    [(None, None), (None, "2"), ("aiohttp", None), ("process", None), ("openai", None)],
+    [(None, None), (None, "2"), ("aiohttp", None), ("lean", None), ("process", None), ("openai", None)],
 )
 def test_a_suite_through_a_gateway_with_a_query_gets_answers(
     pytester: pytest.Pytester, server: FakeOpenAI, tmp_path: Path, transport: str | None, workers: str | None

@@ -59,8 +59,8 @@ def bomb_server() -> BombServer:
 
 @pytest.mark.parametrize(
     ("transport", "prompt"),
-    [("aiohttp", "BOMB"), ("openai", "BOMB"), ("openai", "BOMB-DEFLATE"), ("process", "BOMB")],
-    ids=["aiohttp-gzip", "openai-gzip", "openai-deflate", "process-gzip"],
+    [("aiohttp", "BOMB"), ("lean", "BOMB"), ("lean", "BOMB-DEFLATE"), ("openai", "BOMB"), ("openai", "BOMB-DEFLATE"), ("process", "BOMB")],
+    ids=["aiohttp-gzip", "lean-gzip", "lean-deflate", "openai-gzip", "openai-deflate", "process-gzip"],
 )
 def test_a_compression_bomb_is_capped_when_decoded(
     bomb_server: BombServer, transport: str, prompt: str
@@ -84,7 +84,7 @@ def test_a_compression_bomb_is_capped_when_decoded(
     assert found["helper_peak_kb"] / mib < 300  # the process transport's helper too
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["aiohttp", "lean", "openai"])
 def test_a_bomb_is_one_case_error_and_the_others_run(
     pytester: pytest.Pytester, bomb_server: BombServer, tmp_path: Path, transport: str
 ) -> None:

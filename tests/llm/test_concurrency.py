@@ -16,7 +16,7 @@ from .conftest import closing, run
 MakeClient = Callable[..., LLMClient]
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_reaches_configured_concurrency(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:

@@ -19,7 +19,7 @@ from .conftest import closing, run
 MakeClient = Callable[..., LLMClient]
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_mixed_faults_all_answered_correctly(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:
@@ -65,7 +65,7 @@ def test_retry_after_is_honoured(make_client: MakeClient, server: FakeOpenAI) ->
     assert client.stats.throttled == 1
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_failure_after_retries_names_the_cause(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:
@@ -88,7 +88,7 @@ def test_client_errors_are_not_retried(make_client: MakeClient, server: FakeOpen
     assert server.stats()["received"] == 1
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_hang_ends_at_the_deadline(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:

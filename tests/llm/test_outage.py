@@ -21,7 +21,7 @@ from .helpers import endpoint_args, probe_suite
 MakeClient = Callable[..., LLMClient]
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "openai", "process"])
+@pytest.mark.parametrize("transport", ["aiohttp", "lean", "openai", "process"])
 def test_a_restart_mid_run_loses_no_request(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:

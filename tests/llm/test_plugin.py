@@ -264,3 +264,15 @@ def test_faults_leave_every_case_scored_and_results_equal_at_any_concurrency(
     assert summaries[0]["accuracy"]["value"] == 1.0
     outcomes = server.stats()["outcomes"]
     assert all(outcomes.get(k, 0) > 0 for k in ("429", "500", "malformed", "hang")), outcomes
+
+
+def test_a_key_with_a_newline_is_a_usage_error_that_does_not_repeat_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key read from a file often keeps its last newline: no header may carry it, and
+    each transport failed differently (the probe's error quoted the header, key and all)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-a-file-0123\n")
+    result = pytester.runpytest("--evals-base-url", "http://127.0.0.1:9/v1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the API key (environment variable OPENAI_API_KEY) holds a line break*"])
+    assert "0123" not in result.stdout.str() + result.stderr.str()

@@ -306,13 +306,17 @@ def test_auto_transport_resolution() -> None:
 
     auto = LLMSettings(configured_base_url="http://127.0.0.1:9/v1")
     assert auto.transport == "auto"
-    assert resolve_transport(auto) == "aiohttp"  # suites, a script, the llm fixture alike
-    for chosen in ("process", "aiohttp", "openai"):
+    assert resolve_transport(auto) == "lean"  # suites, a script, the llm fixture alike
+    # TLS and anything not plain http:// go through aiohttp.
+    for url in ("https://api.example.com/v1", "HTTPS://gw.internal/v1"):
+        assert resolve_transport(LLMSettings(configured_base_url=url)) == "aiohttp"
+    assert resolve_transport(LLMSettings(configured_base_url="HTTP://127.0.0.1:9/v1")) == "lean"
+    for chosen in ("process", "aiohttp", "lean", "openai"):
         settings = LLMSettings(configured_base_url="http://127.0.0.1:9/v1", transport=chosen)  # type: ignore[arg-type]
         assert resolve_transport(settings) == chosen
 
 
-@pytest.mark.parametrize("transport", ["process", "aiohttp"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean"])
 def test_a_reply_with_lone_surrogates_is_read(
     make_client: MakeClient, server: FakeOpenAI, transport: str
 ) -> None:

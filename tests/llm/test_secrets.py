@@ -62,7 +62,7 @@ def test_secret_cannot_be_pickled() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transport", ["process", "aiohttp", "openai"])
+@pytest.mark.parametrize("transport", ["process", "aiohttp", "lean", "openai"])
 def test_key_absent_from_every_written_file(
     pytester: pytest.Pytester,
     server: FakeOpenAI,
