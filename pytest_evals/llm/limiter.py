@@ -11,8 +11,13 @@ queues, and every queued request's deadline runs while it waits. So the attempt 
 is also the limiter's yardstick (when it is given one):
 
 - slow start: the limit starts small and grows by one per success (doubling each round
-  trip) while replies come back within a quarter of the deadline, so a fast endpoint is
-  at full concurrency after a few round trips and a queueing one never gets the burst;
+  trip) while replies come back within a quarter of the deadline, so a queueing endpoint
+  never gets the burst. A reply that took ``t`` bounds one request's work at ``t``
+  whatever queue it waited in, so even a server working one request at a time answers
+  ``deadline / (4 t)`` requests in flight within a quarter of the deadline: the limit
+  jumps there at once when that is higher (a 100 ms reply under a 60 s deadline: 150, so
+  a fast endpoint is at full concurrency after its first reply instead of three round
+  trips later);
 - a success that took more than half the deadline shrinks the limit in proportion, and
   one past a quarter of it stops the growth: latency near the deadline is overload even
   when every request succeeds;
@@ -106,7 +111,11 @@ class AdaptiveLimiter:
             return
         if self.limit < self.maximum:
             step = 1.0 if self.slow_start else 1.0 / self.limit
-            self.limit = min(float(self.maximum), self.limit + step)
+            grown = self.limit + step
+            if self.slow_start and deadline is not None and latency is not None and latency > 0:
+                # Safe even for a server that works one request at a time (see above).
+                grown = max(grown, deadline / (4 * latency))
+            self.limit = min(float(self.maximum), grown)
             if self.limit >= self.maximum:
                 self.slow_start = False
             self._wake()

@@ -130,11 +130,27 @@ def test_limiter_slow_start_doubles_per_round_trip_of_quick_replies() -> None:
     limiter = AdaptiveLimiter(64, deadline=60.0, initial=8)
     assert limiter.current == 8
     for _ in range(8):
-        limiter.on_success(0.1)
+        limiter.on_success(10.0)  # within a quarter of the deadline, but not by far
     assert limiter.current == 16  # one round trip of quick replies: doubled
     for _ in range(48):
-        limiter.on_success(0.1)
+        limiter.on_success(10.0)
     assert limiter.current == 64 and not limiter.slow_start
+
+
+def test_limiter_slow_start_jumps_to_what_even_a_serial_server_answers_in_time() -> None:
+    """A reply in t seconds bounds one request's work at t: deadline / (4 t) requests in
+    flight end within a quarter of the deadline even if the server works one at a time."""
+    fast = AdaptiveLimiter(64, deadline=60.0, initial=8)
+    fast.on_success(0.1)  # 60 / 0.4 = 150 >= 64: at full concurrency after one reply
+    assert fast.current == 64 and not fast.slow_start
+    some = AdaptiveLimiter(64, deadline=60.0, initial=8)
+    some.on_success(1.0)  # 60 / 4 = 15
+    assert some.current == 15 and some.slow_start
+    some.on_success(1.0)
+    assert some.current == 16  # then one per reply, as before
+    slow = AdaptiveLimiter(64, deadline=2.0, initial=8)
+    slow.on_success(0.15)  # 2 / 0.6 = 3.3: below the limit, so only the usual +1
+    assert slow.current == 9
 
 
 def test_limiter_shrinks_when_replies_near_the_deadline() -> None:

@@ -299,3 +299,14 @@ def test_a_key_that_would_split_the_request_is_refused_unsent(scripted: Scripted
             lean_client(scripted, tmp_path, api_key=Secret(key))
         assert "sk-abc" not in str(info.value) and "abc" not in str(info.value)
     assert scripted.heads == []
+
+
+def test_a_host_name_is_resolved_and_its_working_address_kept(scripted: ScriptedServer, tmp_path: Any) -> None:
+    """``localhost`` may resolve to ::1 first while the server listens on 127.0.0.1 only:
+    each address is tried in turn, as asyncio's own connect does."""
+    url = f"http://localhost:{scripted.server_address[1]}/v1"
+    client = lean_client(scripted, tmp_path, configured_base_url=url, concurrency=4)
+    prompts = [f"by name {i}" for i in range(12)]
+    assert ask_all(client, prompts, concurrently=True) == prompts
+    fields = dict(line.split(": ", 1) for line in scripted.heads[0].decode().split("\r\n")[1:])
+    assert fields["Host"] == f"localhost:{scripted.server_address[1]}"

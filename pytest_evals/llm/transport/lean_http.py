@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import zlib
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -365,6 +366,9 @@ class LeanHttpTransport:
         self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("ascii")
         self._idle: list[_Connection] = []
         self._busy: set[_Connection] = set()
+        #: The host name's address, resolved once (each new connection would otherwise
+        #: ask the resolver on a thread); forgotten when a connection to it fails.
+        self._address: tuple[str, int] | None = None
 
     async def send(self, body: dict[str, Any]) -> Completion:
         return await self.post(json.dumps(body).encode(), str(body.get("model")))
@@ -421,8 +425,26 @@ class LeanHttpTransport:
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
         max_body = self._max_body
-        _transport, conn = await loop.create_connection(lambda: _Connection(max_body), self._host, self._port)
-        return conn
+        if self._address is not None:
+            try:
+                _transport, conn = await loop.create_connection(lambda: _Connection(max_body), *self._address)
+                return conn
+            except OSError:
+                self._address = None  # resolve again: the name may point elsewhere now
+        infos = await loop.getaddrinfo(self._host, self._port, type=socket.SOCK_STREAM)
+        failure: OSError = OSError(f"cannot resolve {self._host}")
+        # Every address the name has, in the resolver's order (localhost: ::1, then
+        # 127.0.0.1), as asyncio's own connect does; the first that answers is kept.
+        for *_family, sockaddr in infos:
+            address = (str(sockaddr[0]), int(sockaddr[1]))
+            try:
+                _transport, conn = await loop.create_connection(lambda: _Connection(max_body), *address)
+            except OSError as exc:
+                failure = exc
+                continue
+            self._address = address
+            return conn
+        raise failure
 
     async def aclose(self) -> None:
         for conn in [*self._idle, *self._busy]:
