@@ -151,7 +151,7 @@ class _LoopState:
 def resolve_transport(settings: LLMSettings) -> str:
     """The path ``--evals-transport`` names. ``auto``: the lean HTTP/1.1 client for a
     plain ``http://`` endpoint (loopback and private servers, where the client's own CPU
-    shows: paired whole runs of 2,000 cases at 100 ms were 0.90x the wall time of
+    shows: paired whole runs of 2,000 cases at 100 ms were 0.91x the wall time of
     aiohttp's, docs/llm.md), aiohttp for ``https://``. The helper process (``process``)
     is opt-in: in paired whole runs of 2,000 cases it was no faster (bench/bench_llm.py
     --transport-pair: process / aiohttp 1.03x)."""
@@ -401,7 +401,7 @@ class LLMClient:
         return state.transport
 
     def transport_kind(self) -> str:
-        """The transport a request would use now: process, aiohttp or openai."""
+        """The transport a request would use now: lean, aiohttp, process, openai or bedrock."""
         return resolve_transport(self.settings)
 
     async def prepare(self) -> None:
