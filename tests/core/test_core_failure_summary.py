@@ -86,3 +86,19 @@ def test_a_bad_limit_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--evals-max-failures-shown", "many", timeout=120)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--evals-max-failures-shown: expected a number of cases >= 0 or 'all', got 'many'*"])
+
+
+def test_with_tb_no_the_short_summary_is_still_capped(pytester: pytest.Pytester) -> None:
+    """--tb=no prints no failure section (so no passing report is scanned for teardown
+    output), and the short test summary keeps its cap and its note."""
+    _build(pytester)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-rfE", "--tb=no", "--evals-max-failures-shown", "4", timeout=300
+    )
+    out = result.stdout.str()
+    result.assert_outcomes(failed=FAILING + 3, passed=PASSING, errors=BROKEN)
+    assert _blocks(out, r"^_+ many::f-\d+ ") == 0, out
+    assert _blocks(out, r"^FAILED many\.eval\.yaml::") == 4, out
+    assert _blocks(out, r"^FAILED test_plain\.py::") == 3, out
+    assert _blocks(out, r"^ERROR many\.eval\.yaml::") == 4, out
+    assert f"{FAILING - 4} more failed case(s) and {BROKEN - 4} more erroring case(s) not shown" in out
