@@ -53,7 +53,12 @@ class HeapFreezer:
         from pytest_evals.collection.xdist_blocks import is_case_nodeid
 
         if sum(is_case_nodeid(it.nodeid) for it in session.items) >= MIN_CASES:
-            gc.collect()  # so that no garbage is frozen with the tree
+            # A young-generation pass, not a full one: the garbage made since the last
+            # collections is not frozen with the tree. What the oldest generation holds
+            # is the long-lived startup heap (imports, plugins), with next to no garbage
+            # (28 objects measured, HaluEval 2,000 cases); a full pass walked all of it
+            # for them, 35 ms of a cached 2,000-case run's 1.8 s CPU.
+            gc.collect(1)
             gc.freeze()
             self.frozen = True
 

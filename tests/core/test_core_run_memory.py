@@ -85,6 +85,45 @@ def test_large_runs_freeze_the_heap_and_thaw_it(pytester: pytest.Pytester, cases
     assert gc.get_freeze_count() == 0
 
 
+COLLECTION_GARBAGE_CONFTEST = """
+import gc
+import weakref
+
+import pytest
+
+class Node:
+    pass
+
+collected = []
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session):
+    # A cycle that is garbage as collection ends (a collection-time cache dropped):
+    # freed only by the collector, which must run before the tree is frozen.
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    weakref.finalize(a, collected.append, "cycle")
+    del a, b
+
+def pytest_sessionfinish(session):
+    session.config.collected_before_run = list(collected)
+    session.config.frozen_during_run = gc.get_freeze_count()
+"""
+
+
+def test_a_large_run_freezes_no_garbage_of_its_collection(pytester: pytest.Pytester) -> None:
+    """The freeze after collection is preceded by a (young-generation) collection: the
+    cycles made while collecting are freed, not kept until the session ends."""
+    jb_suite(pytester.path, "big", [jb(i % 2 == 0, i % 2 == 0, case_id=f"c{i}") for i in range(1_000)])
+    pytester.makeconftest(COLLECTION_GARBAGE_CONFTEST)
+    reprec = pytester.inline_run("-p", "no:cacheprovider")
+    reprec.assertoutcome(passed=1_000)
+    config = reprec.getcalls("pytest_sessionfinish")[0].session.config
+    assert config.frozen_during_run > 0
+    assert config.collected_before_run == ["cycle"]
+    assert gc.get_freeze_count() == 0
+
+
 EXIT_CONFTEST = """
 import atexit
 import gc
