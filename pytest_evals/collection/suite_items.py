@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals.collection.case_executor import get_executor
+from pytest_evals.collection.collector_pause import collector_paused
 from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
@@ -80,9 +81,10 @@ class SuiteFile(pytest.File):
         # Every item yielded, before any plugin filters them (--lf keeps a failed
         # case's variant pairs whole from these: last_failed_pairs.py).
         self.yielded: list[pytest.Item] = []
-        for item in self._collect():
-            self.yielded.append(item)
-            yield item
+        with collector_paused():  # builds long-lived objects only (collector_pause.py)
+            for item in self._collect():
+                self.yielded.append(item)
+                yield item
 
     def _collect(self) -> Iterator[pytest.Item]:
         # The engine loop and the HTTP helper start now, while the suites are read.
