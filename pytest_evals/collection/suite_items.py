@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_evals.collection.case_executor import get_executor
+from pytest_evals.collection.collector_pause import collector_paused
 from pytest_evals.collection.suite_loader import open_suite
 from pytest_evals.hardening import redaction as redact
 from pytest_evals.model.case_result import REPORT_ATTR, CaseResult
@@ -72,13 +73,18 @@ class SuiteFile(pytest.File):
         and ``--lf`` would rerun everything. Parsed from text, both sides agree."""
         return f"{self.nodeid}::{case_id}"
 
+    #: The first part of pytest's ``location`` of the items at this file's path (the path
+    #: relative to the rootdir), as pytest computed it for the first of them.
+    evals_items_relpath: str | None = None
+
     def collect(self) -> Iterator[pytest.Item]:
         # Every item yielded, before any plugin filters them (--lf keeps a failed
         # case's variant pairs whole from these: last_failed_pairs.py).
         self.yielded: list[pytest.Item] = []
-        for item in self._collect():
-            self.yielded.append(item)
-            yield item
+        with collector_paused():  # builds long-lived objects only (collector_pause.py)
+            for item in self._collect():
+                self.yielded.append(item)
+                yield item
 
     def _collect(self) -> Iterator[pytest.Item]:
         # The engine loop and the HTTP helper start now, while the suites are read.
@@ -179,7 +185,18 @@ class CaseItem(pytest.Item):
         dict anyway, as they do for plain pytest tests."""
         location = self._evals_location
         if location is None:
-            location = self._evals_location = _ITEM_LOCATION.func(self)
+            # The suite file's path made relative once for all its cases: pytest makes it
+            # absolute and looks it up for each (5 us of a cached case's 0.6 ms).
+            parent = self.parent
+            path, line, name = self.reportinfo()
+            suite_file = parent if isinstance(parent, SuiteFile) and path is self.path else None
+            if suite_file is not None and suite_file.evals_items_relpath is not None:
+                location = (suite_file.evals_items_relpath, line, name)
+            else:
+                location = _ITEM_LOCATION.func(self)
+                if suite_file is not None:
+                    suite_file.evals_items_relpath = location[0]
+            self._evals_location = location
         return location
 
     # The job holds the case's ref, task and position; the item reads them from it.

@@ -16,16 +16,20 @@ it is still loading (503), makes the endpoint unreachable.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import http.client
+import functools
 import ipaddress
 import json
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    import urllib.request
+
+# urllib.request, http.client and asyncio are imported by the probe itself: every
+# suite run imports this module for is_hosted() and the client's types, and a run
+# against a hosted API (no probe) or answered from the cache needs none of them.
 
 #: Seconds each GET may take: a server that cannot list its models this fast is busy
 #: enough that the first case will find out anyway.
@@ -185,16 +189,19 @@ def read_props(data: Any) -> tuple[int | None, int | None]:
     return _positive(data.get("total_slots"), MAX_SLOTS), context or _positive(data.get("n_ctx"))
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not followed: urllib would copy the Authorization header
-    to whatever host the Location names."""
+@functools.cache
+def _opener() -> urllib.request.OpenerDirector:
+    """No proxy from the environment (the requests themselves use none either), no redirects."""
+    import urllib.request
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        """A redirect is an answer, not followed: urllib would copy the Authorization
+        header to whatever host the Location names."""
 
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
 
-#: No proxy from the environment (the requests themselves use none either), no redirects.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect())
 
 
 def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, Any]:
@@ -202,9 +209,12 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> tuple[int, Any]:
 
     The standard library, on a thread: the process transport keeps aiohttp out of the
     pytest process, and two GETs per run need no connection pool."""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
-        with _OPENER.open(request, timeout=timeout) as resp:
+        with _opener().open(request, timeout=timeout) as resp:
             status, raw = resp.status, resp.read(1 << 20)
     except urllib.error.HTTPError as exc:
         status, raw = exc.code, b""
@@ -218,6 +228,8 @@ def probe_endpoint_sync(
     base_url: str, authorization: str | None = None, *, timeout: float = PROBE_TIMEOUT
 ) -> EndpointInfo:
     """Ask ``/models`` and ``/props``. Never raises: an unreachable server is an answer."""
+    import http.client
+
     headers = {"Accept": "application/json"}
     if authorization:
         headers["Authorization"] = authorization
@@ -251,6 +263,8 @@ async def probe_endpoint(
     base_url: str, authorization: str | None = None, *, timeout: float = PROBE_TIMEOUT
 ) -> EndpointInfo:
     """:func:`probe_endpoint_sync` off the event loop."""
+    import asyncio
+
     return await asyncio.to_thread(
         probe_endpoint_sync, base_url, authorization, timeout=timeout
     )

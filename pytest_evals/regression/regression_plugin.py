@@ -177,7 +177,6 @@ def undefined_gates(summary: SuiteSummary, gates: Sequence[RegressionGate], task
 def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, results: Sequence[CaseResult]) -> None:
     """Check a suite's regression gates; sets its ``baseline`` section and may fail the suite."""
     from pytest_evals.controller.suite_verdict import Reason, ReasonKind
-    from pytest_evals.regression.baseline_run import Baseline, BaselineError
 
     thresholds = (summary.config or {}).get("thresholds") or {}
     try:
@@ -195,6 +194,8 @@ def apply_to_suite(config: pytest.Config, summary: SuiteSummary, task: Any, resu
     path = baseline_path(config)
     if not gates and baseline is None:
         return
+    # Imported past that return: a run without regression gates or a baseline reads no run file.
+    from pytest_evals.regression.baseline_run import Baseline, BaselineError
     from pytest_evals.regression.case_pairing import compare_suite
 
     alpha = _alpha(config)

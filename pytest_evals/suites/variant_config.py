@@ -47,7 +47,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+\-]{0,63}$")
 class VariantGate(BaseModel):
     """``better_than`` / ``no_worse_than``: this variant against another on one metric."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     variant: str
     metric: str
@@ -57,7 +57,7 @@ class VariantGate(BaseModel):
 
 
 class VariantSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     model: str | None = None
@@ -93,7 +93,7 @@ class VariantSpec(BaseModel):
 
 
 class VariantsConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     variants: list[VariantSpec] = Field(min_length=1)
     reference: str | None = None

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_evals.hardening.code_escapes import describe_escape, is_code_escape
 from pytest_evals.llm.settings import DEFAULT_MAX_BODY_BYTES
 from pytest_evals.model.errors import SuiteConfigError, TargetError
-from pytest_evals.targets.command_process import CommandTimeout, OutputTooLarge, run_command
-from pytest_evals.targets.daemon_threads import THREADS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,7 +100,10 @@ class CallableTarget:
             if self._is_async:
                 return await self.func(case)
             # Sync user code may block (HTTP, subprocess): keep it off the event loop,
-            # on threads that do not keep pytest alive when it hangs.
+            # on threads that do not keep pytest alive when it hangs. (Imported here:
+            # every suite's loading imports this module, few suites run a target.)
+            from pytest_evals.targets.daemon_threads import THREADS
+
             return await asyncio.wrap_future(THREADS.submit(self.func, case))
         except Exception as exc:
             from pytest_evals.registry.missing_extras import install_hint
@@ -153,6 +154,8 @@ class CommandTarget:
                 return await self._run(payload, env)
 
     async def _run(self, payload: bytes, env: dict[str, str]) -> Any:
+        from pytest_evals.targets.command_process import CommandTimeout, OutputTooLarge, run_command
+
         try:
             done = await run_command(
                 self.argv, payload, cwd=self.cwd, env=env, timeout=self.timeout, max_output=self.max_output

@@ -53,7 +53,15 @@ class HeapFreezer:
         from pytest_evals.collection.xdist_blocks import is_case_nodeid
 
         if sum(is_case_nodeid(it.nodeid) for it in session.items) >= MIN_CASES:
-            gc.collect()  # so that no garbage is frozen with the tree
+            # A pass over the youngest generation, not a full one: the garbage made since
+            # the last collection is not frozen with the tree. The older generations
+            # hold the startup heap (imports, plugins) and the collected tree, which the
+            # first young pass after each suite file's collection looked at
+            # (collection/collector_pause.py), with next to no garbage (28 objects
+            # measured, HaluEval 2,000 cases): a full pass walked all of it for them,
+            # 35 ms of a cached 2,000-case run's 1.8 s CPU, and a pass over the middle
+            # generation the whole tree again, 8-12 ms.
+            gc.collect(0)
             gc.freeze()
             self.frozen = True
 

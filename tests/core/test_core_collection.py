@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from core_helpers import (
     collected_ids,
@@ -233,3 +235,46 @@ def test_reportinfo_points_at_file_and_line(pytester: pytest.Pytester) -> None:
         ]
     )
     assert "data/jb.jsonl:2" in result.stdout.str().split("FAILURES", 1)[1]
+
+
+LOCATION_CONFTEST = """
+import json
+
+import pytest
+
+def pytest_collection_finish(session):
+    own = pytest.Item.__dict__["location"].func  # pytest's computation, not the item's copy
+    with open("locations.json", "w", encoding="utf-8") as fh:
+        json.dump([[item.nodeid, list(item.location), list(own(item))] for item in session.items], fh)
+
+def pytest_runtest_logstart(nodeid, location):
+    with open("logstart.txt", "a", encoding="utf-8") as fh:
+        fh.write(f"{nodeid}|{location[0]}|{location[1]}|{location[2]}\\n")
+"""
+
+
+@pytest.mark.parametrize("rootdir", [None, "sub"])
+def test_case_locations_are_pytests_own(pytester: pytest.Pytester, rootdir: str | None) -> None:
+    """A case item's ``location`` (what -v, --lf, JUnit and the HTML report take the file
+    from) is the one pytest computes, for suites in several folders and a rootdir that
+    is not the suites' folder, though the relative path is computed once per suite file."""
+    for folder in ("", "sub/", "other/deeper/"):
+        write_jsonl(pytester.path, f"{folder}data/jb.jsonl", [jb(True, True, case_id=f"c{i}") for i in range(3)])
+        write_suite(pytester.path, f"{folder}jb.eval.yaml", task="jailbreak_guardrails", input_path="data/jb.jsonl")
+    pytester.makeconftest(LOCATION_CONFTEST)
+    args = ["-p", "no:cacheprovider", "."]
+    if rootdir:
+        # (--confcutdir: the conftest above that rootdir still loads)
+        args += ["--rootdir", str(pytester.path / rootdir), "--confcutdir", str(pytester.path)]
+    result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=9)
+    rows = json.loads((pytester.path / "locations.json").read_text(encoding="utf-8"))
+    assert len(rows) == 9
+    for nodeid, location, own in rows:
+        assert location == own, nodeid
+    paths = {location[0] for _nodeid, location, _own in rows}
+    assert len(paths) == 3
+    if rootdir:  # outside the rootdir: pytest names the files relative to it with ..
+        assert any(p.startswith("..") for p in paths)
+    started = (pytester.path / "logstart.txt").read_text(encoding="utf-8").splitlines()
+    assert sorted(started) == sorted(f"{n}|{loc[0]}|{loc[1]}|{loc[2]}" for n, loc, _own in rows)

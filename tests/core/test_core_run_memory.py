@@ -85,6 +85,45 @@ def test_large_runs_freeze_the_heap_and_thaw_it(pytester: pytest.Pytester, cases
     assert gc.get_freeze_count() == 0
 
 
+COLLECTION_GARBAGE_CONFTEST = """
+import gc
+import weakref
+
+import pytest
+
+class Node:
+    pass
+
+collected = []
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session):
+    # A cycle that is garbage as collection ends (a collection-time cache dropped):
+    # freed only by the collector, which must run before the tree is frozen.
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    weakref.finalize(a, collected.append, "cycle")
+    del a, b
+
+def pytest_sessionfinish(session):
+    session.config.collected_before_run = list(collected)
+    session.config.frozen_during_run = gc.get_freeze_count()
+"""
+
+
+def test_a_large_run_freezes_no_garbage_of_its_collection(pytester: pytest.Pytester) -> None:
+    """The freeze after collection is preceded by a (young-generation) collection: the
+    cycles made while collecting are freed, not kept until the session ends."""
+    jb_suite(pytester.path, "big", [jb(i % 2 == 0, i % 2 == 0, case_id=f"c{i}") for i in range(1_000)])
+    pytester.makeconftest(COLLECTION_GARBAGE_CONFTEST)
+    reprec = pytester.inline_run("-p", "no:cacheprovider")
+    reprec.assertoutcome(passed=1_000)
+    config = reprec.getcalls("pytest_sessionfinish")[0].session.config
+    assert config.frozen_during_run > 0
+    assert config.collected_before_run == ["cycle"]
+    assert gc.get_freeze_count() == 0
+
+
 EXIT_CONFTEST = """
 import atexit
 import gc
@@ -201,3 +240,59 @@ def test_failed_cases_leave_no_cycles_for_the_garbage_collector(
             counts[name] = counts.get(name, 0) + int(count)
     assert "CaseFailure" not in counts
     assert counts.get("AssertionError", 0) >= 1
+
+
+def test_the_collector_pause_gives_back_the_state_it_found() -> None:
+    from pytest_evals.collection.collector_pause import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a suite's collection failed")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # someone else's choice stands
+    finally:
+        gc.enable()
+
+
+PAUSE_CONFTEST = """
+import gc
+
+import pytest
+
+states = []
+
+def pytest_itemcollected(item):
+    states.append(("itemcollected", gc.isenabled()))
+
+def pytest_collection_finish(session):
+    states.append(("collection_finish", gc.isenabled()))
+
+def pytest_runtest_call(item):
+    states.append(("call", gc.isenabled()))
+
+def pytest_sessionfinish(session):
+    session.config.gc_states = sorted(set(states))
+"""
+
+
+@pytest.mark.parametrize("suites", [1, 3])
+def test_the_collector_runs_again_once_suites_are_collected(pytester: pytest.Pytester, suites: int) -> None:
+    """Paused while a suite file's cases become items, on again for everything else:
+    the hooks pytest calls for each collected item, the rest of the session, the cases,
+    broken suite files included."""
+    for i in range(suites):
+        jb_suite(pytester.path, f"s{i}", [jb(True, True, case_id=f"c{j}") for j in range(3)])
+    (pytester.path / "broken.eval.yaml").write_text("task: no_such_task\n", encoding="utf-8")
+    pytester.makeconftest(PAUSE_CONFTEST)
+    reprec = pytester.inline_run("-p", "no:cacheprovider")
+    reprec.assertoutcome(passed=3 * suites, failed=1)
+    config = reprec.getcalls("pytest_sessionfinish")[0].session.config
+    assert config.gc_states == [("call", True), ("collection_finish", True), ("itemcollected", True)]
+    assert gc.isenabled()

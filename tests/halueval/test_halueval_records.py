@@ -133,6 +133,24 @@ def test_blank_lines_are_skipped_and_line_numbers_kept(tmp_path: Path) -> None:
     assert load_all(path, "qa")[1].source == f"{path}:4"
 
 
+@pytest.mark.parametrize("task", ["qa", "general"])
+def test_only_ascii_whitespace_lines_are_blank(tmp_path: Path, task: str) -> None:
+    # Blank is what bytes.strip() empties (space, tab, CR, VT, FF); a line of other
+    # whitespace (a no-break space) is a record, and a broken one is its case's error.
+    good = json.dumps({**GOOD_QA, "ID": "a"} if task == "general" else GOOD_QA).encode()
+    lines = [good, b" \t", b"\x0b\x0c \r", good, "\u00a0".encode(), b"", good]
+    path = tmp_path / f"{task}_data.json"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    refs = list(file_refs(path, task))
+    assert [r.line for r in refs] == [1, 4, 5, 7]
+    if task == "qa":
+        assert [r.case_id for r in refs] == ["qa-1", "qa-4", "qa-5", "qa-7"]
+    else:  # "a" three times: every one by its line; the no-break space has no ID
+        assert [r.case_id for r in refs] == ["general-line1", "general-line4", "general-line5", "general-line7"]
+    with pytest.raises(CaseInputError, match=rf"{task}_data.json:5"):
+        to_item(read_record(refs[2]), task, refs[2].case_id, refs[2].source)
+
+
 def test_empty_file_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "qa_data.json"
     path.write_bytes(b"\n\n")
