@@ -224,13 +224,16 @@ def test_failed_cases_leave_no_cycles_for_the_garbage_collector(
     # shows it can see such cycles.
     jb_suite(pytester.path, "jb", [*rows(), *(jb(True, False, case_id=f"m{i}", question=f"q{i}") for i in range(6))])
     pytester.makeconftest(GARBAGE_CONFTEST)
-    pytester.makepyfile(test_user="def test_first():\n    assert [1] == []\n\ndef test_second():\n    assert [2] == []\n")
+    # Six failing user tests: pytest keeps each process's last failure reachable
+    # (sys.last_exc), so under -n 2 a worker that ran only one would show no cycle;
+    # with six, one worker runs at least three, whatever xdist deals.
+    pytester.makepyfile(test_user="".join(f"def test_user_{i}():\n    assert [{i}] == []\n\n" for i in range(6)))
     # Only the plugins of the project: one that keeps every failure (pytest-rerunfailures)
     # keeps these cycles reachable, so none is garbage.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     plugins = ["-p", "pytest_evals.plugin", "-p", "xdist.plugin"]
     result = pytester.runpytest_subprocess(*plugins, "-p", "no:cacheprovider", "test_user.py", "jb.eval.yaml", *xdist)
-    result.assert_outcomes(passed=2, failed=9)
+    result.assert_outcomes(passed=2, failed=13)
     counts: dict[str, int] = {}
     files = sorted(pytester.path.glob("garbage-*.txt"))
     assert len(files) == (3 if xdist else 1)  # the controller and each worker
