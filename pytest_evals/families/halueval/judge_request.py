@@ -108,18 +108,31 @@ def cap(request: JudgeRequest, llm: LLMClient) -> int | None:
 
 
 async def ask(
-    request: JudgeRequest, prompts: PromptSet, item: HaluEvalItem, output: str, llm: LLMClient
+    request: JudgeRequest,
+    prompts: PromptSet,
+    item: HaluEvalItem,
+    output: str,
+    llm: LLMClient,
+    uncut_messages: list[dict[str, Any]] | None = None,
 ) -> JudgeAnswer:
     """Send the judge request; raises ContextSkip, ContextLengthError, LLMError,
-    JudgeTruncatedError."""
+    JudgeTruncatedError. ``uncut_messages``: ``prompts.messages(item, output)`` when the
+    caller already rendered them."""
     model = request.model or llm.model
     max_tokens = cap(request, llm)
     reply_room = max_tokens if max_tokens is not None else (llm.settings.max_tokens or 0)
     fields = _fields(item, request.with_knowledge)
 
+    uncut: list[list[dict[str, Any]]] = [] if uncut_messages is None else [uncut_messages]
+
     def render(values: dict[str, str]) -> list[dict[str, Any]]:
-        # Uncut values are the item's own (the same strings): no copy of the item.
-        return prompts.messages(item if values == fields else item.model_copy(update=values), output)
+        if values == fields:
+            # Uncut values are the item's own (the same strings): no copy of the item,
+            # and rendered once (the length check and the send both ask for them).
+            if not uncut:
+                uncut.append(prompts.messages(item, output))
+            return uncut[0]
+        return prompts.messages(item.model_copy(update=values), output)
 
     def fitted(limit: int | None, ratio: float) -> tuple[list[dict[str, Any]], Truncation | None]:
         if limit is None or request.truncate == "none":

@@ -283,19 +283,19 @@ class HaluEval(Task[HaluEvalItem]):
             settings = ctx.llm.settings
             # None lets the client send the session's value: the command line's, when given.
             temperature = None if settings.temperature_explicit else self.config.temperature
+            long_document = bool(case.context) and len(case.context or "") > REPORT_DOCUMENT_CHARS
+            # The prompt as sent, rendered once for the report and the request alike
+            # (a long document is shown cut in the report only).
+            sent = None if long_document else self.prompt_set.messages(case, output)
             details = {
-                "prompt": (
-                    self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS)
-                    if case.context and len(case.context) > REPORT_DOCUMENT_CHARS
-                    else self.prompt_set.messages(case, output)
-                ),
+                "prompt": self.prompt_set.messages(case, output, REPORT_DOCUMENT_CHARS) if sent is None else sent,
                 "temperature": settings.temperature if temperature is None else temperature,
             }
             c = self.config
             request = jr.JudgeRequest(c.model, temperature, c.max_tokens, c.truncate, c.context_tokens,
                                       c.structured, c.parse, c.with_knowledge, c.prompts == "official")
             try:
-                answer = await jr.ask(request, self.prompt_set, case, output, ctx.llm)
+                answer = await jr.ask(request, self.prompt_set, case, output, ctx.llm, sent)
             except (InfrastructureError, JudgeTruncatedError) as exc:
                 # Still an ERROR, but one aggregation can see: accuracy_denominator: all
                 # counts it as wrong, as the official script's accuracy does.
