@@ -1,4 +1,5 @@
-"""The cyclic garbage collector paused while a suite file's cases become items.
+"""The cyclic garbage collector paused while many long-lived objects are built: a suite
+file's cases becoming items, a red-team run's prompt files loading.
 
 Collecting a suite builds tens of thousands of objects that all live to the end of the
 run (rows of the data file's index, case refs, jobs, items) and next to no garbage:

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.collection.collector_pause import collector_paused
 from pytest_evals.families.redteam.edge_rules import DEFAULT_EDGES, EdgeRules
-from pytest_evals.families.redteam.loader import RunData, gc_paused, load_data_dir
+from pytest_evals.families.redteam.loader import RunData, load_data_dir
 from pytest_evals.families.redteam.scoring import PartialScores
 from pytest_evals.families.redteam.viewdata import build_payload
 from pytest_evals.families.redteam.viewer import render_html
@@ -65,7 +66,7 @@ class LiveViewer:
         runs = load_data_dir(self.data_dir, self.partial, self.edges)
         with self.lock:
             version = self.version + 1
-        with gc_paused():
+        with collector_paused():
             payload = build_payload(runs, source=str(self.data_dir), partial=self.partial, watch=self.interval, edges=self.edges)
             payload["version"] = version
             page = render_html(payload)

@@ -19,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pytest_evals.collection.collector_pause import collector_paused
 from pytest_evals.families.redteam.edge_rules import DEFAULT_EDGES, EdgeRules
-from pytest_evals.families.redteam.loader import RunData, gc_paused
+from pytest_evals.families.redteam.loader import RunData
 from pytest_evals.families.redteam.scoring import DEFAULT_PARTIAL, PartialScores
 from pytest_evals.families.redteam.viewdata import build_payload
 from pytest_evals.output.html_templating import render, script_json
@@ -80,7 +81,7 @@ def build_viewer(
     from pytest_evals.families.redteam.store import atomic_write_text
 
     out = Path(output)
-    with gc_paused():
+    with collector_paused():
         page = render_html(build_payload(runs, source=source, partial=partial, edges=edges))
     atomic_write_text(out, page)
     return out
