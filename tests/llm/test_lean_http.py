@@ -269,8 +269,12 @@ def test_gzip_and_deflate_bodies_are_decoded(scripted: ScriptedServer, tmp_path:
         (b"HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\n{}", "malformed response body: Content-Length '2, 3' is not one number"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n{}", "malformed response body: Transfer-Encoding 'gzip' is not chunked"),
         (b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}", "Content-Encoding 'br' is not supported"),
+        ("HTTP/1.1 2\u00b2\u00b2 OK\r\nContent-Length: 2\r\n\r\n{}".encode("latin-1"), "not an HTTP/1.x status line"),
+        ("HTTP/1.1 200 OK\r\nContent-Length: \u00b2\r\n\r\n{}".encode("latin-1"), "is not one number"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "bad chunk size"),
     ],
-    ids=["over-the-cap", "not-http", "two-lengths", "unknown-framing", "brotli"],
+    ids=["over-the-cap", "not-http", "two-lengths", "unknown-framing", "brotli", "superscript-status",
+         "superscript-length", "bad-chunk-size"],
 )
 def test_a_reply_this_parser_refuses_is_a_clear_error(
     scripted: ScriptedServer, tmp_path: Any, response: bytes, message: str

@@ -103,10 +103,10 @@ class _Connection(asyncio.Protocol):
         self._buf += data
         try:
             self._parse()
-        except BodyTooLarge as exc:
+        except (BodyTooLarge, ProtocolError) as exc:
             self._fail(exc)
-        except ProtocolError as exc:
-            self._fail(exc)
+        except Exception as exc:  # whatever a hostile reply provokes: its request fails
+            self._fail(ProtocolError(f"unreadable reply ({type(exc).__name__}: {exc})"))
 
     def eof_received(self) -> bool | None:
         self.reusable = False
@@ -223,7 +223,8 @@ class _Connection(asyncio.Protocol):
         lines = head.split(b"\r\n")
         status_line = lines[0].decode("latin-1")
         parts = status_line.split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
+        code = parts[1] if len(parts) > 1 else ""
+        if not parts[0].startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
             raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:80]!r}")
         status = int(parts[1])
         headers: dict[str, str] = {}
@@ -255,7 +256,7 @@ class _Connection(asyncio.Protocol):
             self.reusable = False
             return
         values = {v.strip() for v in length.split(",")}
-        if len(values) != 1 or not next(iter(values)).isdigit():
+        if len(values) != 1 or not (next(iter(values)).isascii() and next(iter(values)).isdigit()):
             raise ProtocolError(f"Content-Length {length[:40]!r} is not one number")
         need = int(next(iter(values)))
         if need > self.max_body:
