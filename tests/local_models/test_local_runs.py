@@ -38,17 +38,6 @@ MODEL_KINDS = {"judge", "judge_truncated", "target"}
 class OneSlotServer(LlamaServer):
     """llama-cpp-python's server: one slot (it has no other), one thread, 2,048 tokens."""
 
-    def start(self, *, wait: bool = True) -> None:
-        command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048",
-            "--n_threads", "1", "--n_threads_batch", "1", "--model_alias", MODEL,
-        ]
-        with self.log.open("ab") as sink:
-            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-        if wait:
-            self.wait_ready()
-
     def completions(self) -> int:
         """Chat completions the server has answered so far (its access log, all runs)."""
         text = self.log.read_text(encoding="utf-8", errors="replace")
