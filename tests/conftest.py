@@ -30,7 +30,10 @@ import scipy.special  # noqa: F401
 INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio -p no:deepeval -p no:asyncio -p no:repeat"
 
 #: The files holding the suite's longest tests, longest first (measured with
-#: ``--durations`` under ``-n 2``; the figure is the file's longest test). xdist's load
+#: ``--durations`` under ``-n 2`` on a loaded machine; the figure is the file's longest
+#: test). The last files dealt are then short tests only, so the two workers finish
+#: within seconds of each other (the directories that sort last, regression/, reports/
+#: and variants/, held 11-14 s tests that were dealt among the final ones). xdist's load
 #: scheduling hands the next test to whichever worker is free, so dealing the longest
 #: ones first is what keeps one worker from running a two-minute test while the other
 #: has long finished (before this list the 120-200 s HaluEval run on the real server was
@@ -38,24 +41,32 @@ INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio -p no:deepeval -p no:asyncio
 #: stay together and in their order (module fixtures: the real-server restart test runs
 #: last in its module).
 LONGEST_FILES = (
-    "local_models/test_local_judges.py",  # 120-200 s: 100 items judged by the real model
-    "local_models/test_local_runs.py",  # 66-84 s real 40 s restart, 37-61 s judged RAG
-    "assertions/test_assertions_suite.py",  # three tests of 27-34 s
+    "local_models/test_local_judges.py",  # 70-110 s: 72 items judged by the real model
+    "local_models/test_local_runs.py",  # 34 s real restart (20 s down), 17-24 s judged RAG
     "llm/test_outage.py",  # 42 s: the fake server's 40 s restart
-    "harpia/test_harpia_suite.py",  # 38 s
-    "core/test_core_accounting.py",  # 31 s: a killed worker
-    "local_models/test_llama_server.py",  # 31 s
-    "harpia/test_harpia_bounded.py",  # 27 s
-    "harpia/test_model_loader.py",  # 26 s: two models loaded 20 times
-    "rag/test_offline.py",  # 26 s
-    "llm/test_bedrock_suite.py",  # 25 s
-    "local_models/test_endpoint_real.py",  # 24 s
-    "llm/test_cache_data_only.py",  # 24 s and three more over 12 s
-    "redteam/test_example_suite.py",  # 24 s
-    "rag/test_deepeval_metrics.py",  # 24 s
-    "harpia/test_harpia_run.py",  # 23 s
-    "rag/test_rag_rescore.py",  # 22 s
-    "reports/test_report_files.py",  # 21 s
+    "harpia/test_harpia_run.py",  # 27 s, 12 s, 8 s
+    "core/test_core_accounting.py",  # 23 s: a killed worker
+    "llm/test_offline.py",  # 18-22 s: 342 texts embedded twice
+    "harpia/test_model_loader.py",  # 21 s: two models loaded 20 times
+    "local_models/test_llama_server.py",  # 12-21 s
+    "harpia/test_harpia_rescore.py",  # 10-20 s
+    "regression/test_baseline_checks.py",  # 24 tests of 2-14 s (xdist runs)
+    "llm/test_bedrock_suite.py",  # 14 s
+    "harpia/test_bertscore_no_fork.py",  # 14 s
+    "llm/test_cache_data_only.py",  # 13 s and several of 6-7 s
+    "variants/test_variants_matrix.py",  # 12.5 s and 11 s
+    "halueval/test_halueval_xdist_io.py",  # 12 s and 9 s
+    "variants/test_variants_pytest_html.py",  # 11.5 s
+    "reports/test_report_files.py",  # 11.5 s
+    "reports/test_report_hostile.py",  # 11 s and 7 s
+    "harpia/test_harpia_bounded.py",  # 11 s
+    "rag/test_offline.py",  # 11 s
+    "redteam/test_viewer_browser.py",  # 11 s (its fixture)
+    "assertions/test_assertions_suite.py",  # 9.5 s, 7.6 s, 6.6 s
+    "harpia/test_harpia_suite.py",  # 9.6 s
+    "rag/test_deepeval_metrics.py",  # 9.4 s, 8.5 s
+    "local_models/test_endpoint_real.py",  # 3-5 s, after its server's start
+    "redteam/test_example_suite.py",  # 8.7 s
 )
 
 #: Files whose tests start several pytest processes each (two xdist workers, the offline

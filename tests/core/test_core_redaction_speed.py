@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +46,7 @@ def texts(secret: str) -> st.SearchStrategy[str]:
     return st.one_of(plain, st.builds(lambda a, b: a + secret + b, plain, plain), st.just("\ud800x"))
 
 
+@functools.cache  # built once per secret: a fresh recursive strategy per draw is most of the test's time
 def values(secret: str) -> st.SearchStrategy[Any]:
     leaves = st.one_of(texts(secret), st.integers(), st.floats(allow_nan=True), st.none(), st.booleans())
     return st.recursive(

@@ -44,7 +44,15 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """One llama.cpp server process; ``restart`` keeps its port (a server coming back)."""
+    """One llama.cpp server process; ``start`` again keeps its port (a server coming back).
+
+    One thread for the prompt and the generation alike: on a 2-core machine whose other
+    core is busy (the other xdist worker), llama.cpp's two threads wait for each other,
+    spinning (18 s of CPU in 12 s of wall for the 20-item run of test_llama_server.py).
+    """
+
+    #: The context, in tokens (``--n_ctx``).
+    context = 2048
 
     def __init__(self, model: Path, log: Path) -> None:
         self.model = model
@@ -59,8 +67,8 @@ class LlamaServer:
     def start(self, *, wait: bool = True) -> None:
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048",
-            "--n_threads", "2", "--model_alias", "smollm2-135m",
+            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context),
+            "--n_threads", "1", "--n_threads_batch", "1", "--model_alias", "smollm2-135m",
         ]
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)

@@ -1,6 +1,6 @@
 """Whole runs against a real llama.cpp server: the refusal of batch mode, a model target
 (``generate: true``) answered from the cache plain and under ``-n 2``, a RAG suite judged
-by the real model, and a server killed and started again 40 s later in the middle of a run.
+by the real model, and a server killed and started again 20 s later in the middle of a run.
 
 One server for the module (one slot, one thread: on a shared 2-core machine two threads
 wait for each other); the restart test kills and restarts that same process on the same
@@ -37,17 +37,6 @@ MODEL_KINDS = {"judge", "judge_truncated", "target"}
 
 class OneSlotServer(LlamaServer):
     """llama-cpp-python's server: one slot (it has no other), one thread, 2,048 tokens."""
-
-    def start(self, *, wait: bool = True) -> None:
-        command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "2048",
-            "--n_threads", "1", "--n_threads_batch", "1", "--model_alias", MODEL,
-        ]
-        with self.log.open("ab") as sink:
-            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-        if wait:
-            self.wait_ready()
 
     def completions(self) -> int:
         """Chat completions the server has answered so far (its access log, all runs)."""
@@ -233,16 +222,20 @@ structured: true
 thresholds:
   unparseable_rate: {{max: 1.0}}
 """
-#: Seconds the server stays down (from its kill until it answers again, at least).
-DOWN = 40.0
+#: Seconds the server stays down (from its kill until it answers again, at least): longer
+#: than the default retries' whole backoff (6 retries: 16 s at most), so only the outage
+#: wait carries the run across. The 40 s restart of docs/local-models.md is
+#: tests/llm/test_outage.py's, a whole run against the loopback server through the same
+#: client; here each second is one xdist worker idle while its server is down.
+DOWN = 20.0
 
 
 @pytest.mark.usefixtures("local_env")
-def test_a_server_killed_and_back_40s_later_loses_no_case(
+def test_a_server_killed_and_back_20s_later_loses_no_case(
     pytester: pytest.Pytester, server: OneSlotServer
 ) -> None:
     """SIGKILL in the middle of a run (requests in flight and queued), the same port
-    answering again after 40 s: every case is judged, none is an infrastructure ERROR."""
+    answering again after 20 s: every case is judged, none is an infrastructure ERROR."""
     pytester.makefile(".eval.yaml", halueval=RESTART)
     out = pytester.path / "restart.json"
     before = server.completions()
