@@ -204,6 +204,11 @@ def pytest_testnodeready(node: Any) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     _count_node(node.config, node)
+    # Down is final: it finished (its totals, if any, were just counted) or crashed (it
+    # sends nothing more). Left in the list, a crashed worker whose channel never reads
+    # as closed made every later look at the totals wait WORKER_TOTALS_WAIT for it (a run
+    # with a killed worker ended ~20 s late).
+    node.config.stash[_nodes_key].pop(_node_id(node), None)
 
 
 def _node_id(node: Any) -> str:
