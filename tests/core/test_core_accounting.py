@@ -7,15 +7,21 @@ from __future__ import annotations
 import pytest
 from core_helpers import jb, read_summary, suite_by_name, write_jsonl, write_suite
 
-#: Kills the process evaluating the case "die" (once: a marker file remembers it).
+#: Kills the process evaluating the case "die" (once: a marker file remembers it). The
+#: worker evaluates cases ahead of its items (worker/prefetch.py): the kill waits until
+#: pytest's thread has caught up and waits for this very case, so the case running when
+#: the worker dies is the one whose result can never arrive. Killed at once, it was
+#: whichever item ran then, and under load that item's result had sometimes already
+#: been sent: nothing was lost and the test had nothing to count.
 KILLER = """
-import os, signal
+import os, signal, time
 from pathlib import Path
 
 def classify(case):
     marker = Path(__file__).parent / "killed.marker"
     if case["question"] == "die" and not marker.exists():
         marker.write_text(str(os.getpid()))
+        time.sleep(2.0)
         os.kill(os.getpid(), signal.SIGKILL)
     return {"actual_outcome": "bad" in case["question"]}
 """
