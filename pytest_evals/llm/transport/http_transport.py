@@ -231,6 +231,17 @@ def _capped_decoded(aiter_bytes: Any, limit: int) -> Any:
     return capped
 
 
+def completion_from_reply(status: int, raw: bytes, headers: Any, model: str) -> Completion:
+    """A raw HTTP reply read: an error status, a body that is not JSON, or the completion."""
+    if status != 200:
+        raise status_error(status, error_message(raw), headers)
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise malformed(f"not JSON ({exc})") from None
+    return completion_from_json(data, model)
+
+
 def error_message(raw: bytes) -> str:
     """The server's own error message when the body is an OpenAI-style error, else a snippet."""
     try:
@@ -285,13 +296,7 @@ class AiohttpTransport:
             raise AttemptError(
                 f"connection error: {type(exc).__name__}: {exc}", retryable=True
             ) from None
-        if status != 200:
-            raise status_error(status, error_message(raw), headers)
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise malformed(f"not JSON ({exc})") from None
-        return completion_from_json(data, model)
+        return completion_from_reply(status, raw, headers, model)
 
     async def aclose(self) -> None:
         await self._session.close()

@@ -28,13 +28,12 @@ import zlib
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from pytest_evals.llm.retry import AttemptError, status_error
+from pytest_evals.llm.retry import AttemptError
 from pytest_evals.llm.settings import LLMSettings
 from pytest_evals.llm.transport.http_transport import (
     BodyTooLarge,
     Completion,
-    completion_from_json,
-    error_message,
+    completion_from_reply,
     malformed,
 )
 
@@ -388,13 +387,7 @@ class LeanHttpTransport:
             raise malformed(str(exc)) from None
         except OSError as exc:
             raise AttemptError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from None
-        if reply.status != 200:
-            raise status_error(reply.status, error_message(raw), reply.headers)
-        try:
-            data_json = json.loads(raw)
-        except ValueError as exc:
-            raise malformed(f"not JSON ({exc})") from None
-        return completion_from_json(data_json, model)
+        return completion_from_reply(reply.status, raw, reply.headers, model)
 
     async def _exchange(self, data: bytes) -> Reply:
         while self._idle:
